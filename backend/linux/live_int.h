@@ -259,7 +259,7 @@ struct live_event *live_event_find(struct live_source *ls, enum live_role role, 
 int live_event_enable(struct live_event *ev, bool is_on);
 uint64_t live_event_lost(const struct live_event *ev);
 /* Maps r's ring (r->fd) with pages data pages. */
-int ring_map(struct live_source *ls, struct live_ring *r, uint32_t pages, struct etl_error *err);
+int ring_map(struct live_ring *r, uint32_t pages, struct etl_error *err);
 /* Copies every complete record the ring holds to the end of its stage, the ring's room given
    back at once. */
 void ring_take(struct live_ring *r);

@@ -496,7 +496,7 @@ int live_source_open(struct live_source **out, const struct live_settings *setti
                         goto fail;
                 live_events_add(ls, ev);
                 r->fd = ev->fd;
-                rc = ring_map(ls, r, attr_spec_ring_pages(&env, settings), err);
+                rc = ring_map(r, attr_spec_ring_pages(&env, settings), err);
                 if (rc < 0)
                         goto fail;
                 struct epoll_event ee = {.events = EPOLLIN, .data.u32 = c};

@@ -240,9 +240,8 @@ uint64_t live_event_lost(const struct live_event *ev)
         return lost;
 }
 
-int ring_map(struct live_source *ls, struct live_ring *r, uint32_t pages, struct etl_error *err)
+int ring_map(struct live_ring *r, uint32_t pages, struct etl_error *err)
 {
-        (void)ls;
         long page = sysconf(_SC_PAGESIZE);
         r->map_size = (size_t)(pages + 1) * (size_t)page;
         void *m = mmap(NULL, r->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);

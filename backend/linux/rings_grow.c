@@ -49,10 +49,11 @@ static bool move_events(struct live_source *ls, uint32_t cpu, int fd, int back_f
         return true;
 }
 
-/* A new ring for r of pages data pages, its events moved to it; the old one is left for
-   ring_retire. 0, or -errno with err filled (r unchanged, its events where they were). */
+/* A new ring for r of pages data pages (fresh: its event's fd and its mapping), r's events moved
+   to it; r itself still the old ring's until ring_retire. 0, or -errno with err filled (the
+   events where they were). */
 static int grow_one(struct live_source *ls, struct live_ring *r, const struct live_settings *next,
-                    uint32_t pages, struct live_ring *old, struct etl_error *err)
+                    uint32_t pages, struct live_ring *fresh, struct etl_error *err)
 {
         struct live_spec_env env = live_env(ls);
         struct live_spec sp;
@@ -70,56 +71,42 @@ static int grow_one(struct live_source *ls, struct live_ring *r, const struct li
         int rc = live_event_open(ls, &sp, r->cpu, was->task, &ring_ev, err);
         if (rc < 0)
                 return rc;
-        struct live_ring fresh = {.cpu = r->cpu, .fd = ring_ev->fd};
-        rc = ring_map(ls, &fresh, pages, err);
+        *fresh = (struct live_ring){.cpu = r->cpu, .fd = ring_ev->fd};
+        rc = ring_map(fresh, pages, err);
         if (rc < 0) {
                 live_event_close(ring_ev);
                 return rc;
         }
-        if (!move_events(ls, r->cpu, fresh.fd, r->fd)) {
+        if (!move_events(ls, r->cpu, fresh->fd, r->fd)) {
                 rc = -errno;
                 live_set_err(err, "PERF_EVENT_IOC_SET_OUTPUT to the grown ring of CPU %u: %s",
                              r->cpu, live_errno_name(-rc));
-                munmap(fresh.meta, fresh.map_size);
+                munmap(fresh->meta, fresh->map_size);
+                fresh->meta = NULL;
                 live_event_close(ring_ev);
                 return rc;
         }
-        *old = *r;
         was->is_retired = true; /* closed with the retired events (events_reap) */
         live_events_add(ls, ring_ev);
-        r->fd = fresh.fd;
-        r->meta = fresh.meta;
-        r->map_size = fresh.map_size;
-        r->data = fresh.data;
-        r->data_size = fresh.data_size;
-        r->may_have_lost = false;
         return 0;
 }
 
 /* What the old ring holds taken to r's stage (the records written before its events moved:
    older than the new ring's but for the moment of the moves, which a drain's sort puts in
-   order), and the old ring unmapped. */
+   order), the old ring unmapped, and r the fresh one's (ring c of the epoll set). */
 static void ring_retire(struct live_source *ls, struct live_ring *r, uint32_t c,
-                        struct live_ring *old)
+                        const struct live_ring *fresh)
 {
-        /* the stage the old ring reads into is r's: its room reserved by the old ring's size
-           (or r's, reserved anew) */
-        old->stage = r->stage;
-        old->stage_reserved = r->stage_reserved;
-        old->stage_cap = r->stage_cap;
-        old->stage_pos = r->stage_pos;
-        old->stage_len = r->stage_len;
-        ring_take(old);
-        r->stage = old->stage;
-        r->stage_reserved = old->stage_reserved;
-        r->stage_cap = old->stage_cap;
-        r->stage_pos = old->stage_pos;
-        r->stage_len = old->stage_len;
-        r->may_have_lost = r->may_have_lost || old->may_have_lost;
-        (void)epoll_ctl(ls->epoll_fd, EPOLL_CTL_DEL, old->fd, NULL);
+        ring_take(r);
+        (void)epoll_ctl(ls->epoll_fd, EPOLL_CTL_DEL, r->fd, NULL);
         struct epoll_event ee = {.events = EPOLLIN, .data.u32 = c};
-        (void)epoll_ctl(ls->epoll_fd, EPOLL_CTL_ADD, r->fd, &ee);
-        munmap(old->meta, old->map_size);
+        (void)epoll_ctl(ls->epoll_fd, EPOLL_CTL_ADD, fresh->fd, &ee);
+        munmap(r->meta, r->map_size);
+        r->fd = fresh->fd;
+        r->meta = fresh->meta;
+        r->map_size = fresh->map_size;
+        r->data = fresh->data;
+        r->data_size = fresh->data_size;
 }
 
 int rings_grow(struct live_source *ls, const struct live_settings *next, struct etl_error *err)
@@ -129,33 +116,25 @@ int rings_grow(struct live_source *ls, const struct live_settings *next, struct 
                 return 0;
         uint32_t pages = attr_spec_ring_pages(&env, next);
         long page = sysconf(_SC_PAGESIZE);
-        struct live_ring *old = xcalloc(ls->nr_online, sizeof(*old));
-        bool *is_grown = xcalloc(ls->nr_online, sizeof(*is_grown));
+        struct live_ring *fresh = xcalloc(ls->nr_online, sizeof(*fresh)); /* meta NULL: none */
         uint32_t nr_grown = 0;
         int rc = 0;
         for (uint32_t c = 0; c < ls->nr_online && rc == 0; c++) {
                 struct live_ring *r = &ls->rings[c];
                 if (!r->meta || r->is_borrowed || (uint64_t)pages * (uint64_t)page <= r->data_size)
                         continue;
-                /* an empty stage reserved anew for the bigger ring (its room is the ring's) */
-                if (r->stage && r->stage_pos == r->stage_len)
-                        ring_stage_free(r);
-                rc = grow_one(ls, r, next, pages, &old[c], err);
-                if (rc == 0) {
-                        is_grown[c] = true;
-                        nr_grown++;
-                }
+                rc = grow_one(ls, r, next, pages, &fresh[c], err);
+                nr_grown += rc == 0;
         }
         if (nr_grown) {
                 /* every write begun into an old ring is done: the kernel writes a record under
                    RCU (perf_output_begin to perf_output_end), and a grace period passes here */
                 (void)syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
                 for (uint32_t c = 0; c < ls->nr_online; c++)
-                        if (is_grown[c])
-                                ring_retire(ls, &ls->rings[c], c, &old[c]);
+                        if (fresh[c].meta)
+                                ring_retire(ls, &ls->rings[c], c, &fresh[c]);
                 ls->events_gen++;
         }
-        free(is_grown);
-        free(old);
+        free(fresh);
         return rc;
 }
