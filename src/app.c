@@ -107,10 +107,12 @@ static void read_back(struct app *a, ULONG code, const struct etw_client_stats *
 /* ---- rows ---- */
 
 /* The rows a refresh looks up the callers of and makes the text of (functions_view_show): those
-   the screen shows (vs.top on, at least a tall terminal's), unless it sorts, filters or
-   searches them, or a search or filter is being typed (every row then: they read every row's
-   text); the text frames print every row's. Returns how many (0: every row). */
-#define FUNCTIONS_PAGE 128u
+   the screen shows (vs.top on, as many as the terminal's lines at least: a resize's taller list
+   is covered before its first draw), unless it sorts, filters or searches them, or a search or
+   filter is being typed (every row then: they read every row's text); the text frames print
+   every row's. Returns how many (0: every row). A page of 128 rows at least looked up, and put
+   in order, 2.5 times a 50-line terminal's rows at every refresh (bench/README.md, issue 25,
+   stop 78). */
 static uint32_t functions_shown(struct app *a, uint32_t *top, uint64_t *cursor_key)
 {
         const struct ui_view_state *vs = &a->vs[VIEW_FUNCTIONS];
@@ -121,7 +123,8 @@ static uint32_t functions_shown(struct app *a, uint32_t *top, uint64_t *cursor_k
                 return 0;
         const uint32_t *rows;
         uint32_t page = ui_screen_shown_rows(a->scr, &a->tables[VIEW_FUNCTIONS], vs, &rows);
-        page = page > FUNCTIONS_PAGE ? page : FUNCTIONS_PAGE;
+        uint32_t lines = ui_screen_lines(a->scr);
+        page = page > lines ? page : lines;
         /* the draw brings the cursor (a key moved it) into the rows shown */
         uint32_t from = vs->top < vs->cursor ? vs->top : vs->cursor;
         uint32_t to = (vs->top > vs->cursor ? vs->top : vs->cursor) + page;

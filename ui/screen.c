@@ -153,6 +153,11 @@ uint32_t ui_screen_shown_rows(struct ui_screen *s, const struct ui_table *t,
         return nv - top < s->nr_list_lines ? nv - top : s->nr_list_lines;
 }
 
+uint32_t ui_screen_lines(const struct ui_screen *s)
+{
+        return s && LINES > 0 ? (uint32_t)LINES : 0;
+}
+
 static int list_height(void)
 {
         return LINES; /* refined in draw; keys use a page of LINES - 6 */

@@ -369,6 +369,26 @@ if [ -f "$net" ]; then
                 bash -c "[ -n '$pb' ] && gzip -t '$tmp/$pb' && [ \"\$(stat -c %a '$tmp/$pb')\" = 600 ]"
         tm send-keys -t s q
         sleep 1
+        # a resize to a taller terminal: the rows it brings into view are looked up before they
+        # are drawn (a refresh looks up the callers of as many rows as the terminal has lines,
+        # and a page past them), so they show their marks as a screen started at that height
+        # does; -d 60: no refresh comes meanwhile to put them right
+        restart -x 160 -y 12 -c "$tmp" "$ETWTOP -d 60 --replay '$net'; sleep 60"
+        wait_for 'Self%  *Total%' 10
+        check "resize: the file read at 160x12" wait_gone '^etwtop - replay .*loading' 90
+        tm resize-window -t s -x 160 -y 60
+        wait_for '^F1' 10
+        snap
+        first_level + >"$tmp/resized"
+        restart -x 160 -y 60 -c "$tmp" "$ETWTOP -d 60 --replay '$net'; sleep 60"
+        wait_for 'Self%  *Total%' 10
+        check "resize: the file read at 160x60" wait_gone '^etwtop - replay .*loading' 90
+        snap
+        first_level + >"$tmp/fresh"
+        check "resize: 12 -> 60 lines, the rows that open marked as a screen started at 60 lines marks them ($(wc -l <"$tmp/resized") and $(wc -l <"$tmp/fresh") rows)" \
+                bash -c "[ \$(wc -l <'$tmp/fresh') -gt 24 ] && cmp -s '$tmp/resized' '$tmp/fresh'"
+        tm send-keys -t s q
+        sleep 1
 fi
 # LBR and PMC events this machine cannot produce: a trace built per the format
 if [ -n "${ETL_FIXTURE:-}" ] && "$ETL_FIXTURE" "$tmp/lbr.etl" >/dev/null 2>&1; then

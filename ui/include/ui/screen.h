@@ -69,6 +69,10 @@ bool ui_screen_is_input(const struct ui_screen *s);
 uint32_t ui_screen_shown_rows(struct ui_screen *s, const struct ui_table *t,
                               const struct ui_view_state *vs, const uint32_t **rows);
 
+/* The most lines a table's list can take on the terminal as it is now (its height, which a
+   resize changed before its key came), whatever the last draw showed. */
+uint32_t ui_screen_lines(const struct ui_screen *s);
+
 /* A replay's timeline: events per slice of the trace, the part of it shown (zoom), the
    cursor and the selected range, all in ns from the trace's start. */
 struct ui_timeline {
