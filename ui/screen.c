@@ -31,6 +31,16 @@ struct ui_screen {
         uint32_t help_top;      /* the help screen's first line shown */
         uint32_t nr_help;       /* its lines, as last drawn (wrapped to the terminal) */
         uint32_t nr_list_lines; /* the table's lines as last drawn (0: no table drawn) */
+        /* the cells put_line put on each line as last drawn (shown_lines x shown_cols), a line's
+           when is_shown[y]: a line put again writes where it changed only */
+        chtype *shown;     /* owned */
+        uint8_t *is_shown; /* owned */
+        int shown_lines, shown_cols;
+        /* the table's rows shown, as formatted once a draw (draw_table) */
+        char *rows_text; /* owned: the lines one after another, each NUL-ended */
+        size_t rows_text_cap;
+        size_t *rows_at; /* owned: each line's start in rows_text */
+        uint32_t rows_at_cap;
 };
 
 enum { PAIR_HEADER = 1, PAIR_CURSOR, PAIR_COLUMNS, PAIR_TAB, PAIR_KEYS, PAIR_GREY };
@@ -92,6 +102,10 @@ void ui_screen_close(struct ui_screen *s)
                 return;
         endwin();
         free(s->visible);
+        free(s->shown);
+        free(s->is_shown);
+        free(s->rows_text);
+        free(s->rows_at);
         free(s);
 }
 
@@ -307,33 +321,61 @@ bool ui_screen_browse(struct ui_screen *s, int *key, struct ui_view_state *vs,
 
 /* ---- drawing ---- */
 
-/* Printable ASCII as it is put on the line (cut at COLS, padded with spaces in attr): one copy
-   of the cells, where addnstr decodes each character as UTF-8. false: text is not all such, or
-   the line is too long for the buffer. */
-static bool put_ascii(const char *text, int attr)
+/* Lines put on the screen are remembered (put_line) so that a line put again writes only the
+   cells that changed: ncurses copies each cell written to its own screen and compares it with
+   what the terminal shows (wnoutrefresh, doupdate), 28 bytes a cell of a wide build, and a table
+   whose counts change writes a few numbers a line (bench/README.md, issue 25, stop 78). */
+
+/* Forgets what line y (every line: y < 0) shows: drawn by other means next, or cleared. */
+static void shown_forget(struct ui_screen *s, int y)
 {
-        chtype cells[1024];
+        if (!s->is_shown)
+                return;
+        if (y < 0)
+                memset(s->is_shown, 0, (size_t)s->shown_lines);
+        else if (y < s->shown_lines)
+                s->is_shown[y] = 0;
+}
+
+/* The remembered cells of line y, sized to the terminal as it is now (a new size forgets every
+   line); NULL where none can be kept. */
+static chtype *shown_line(struct ui_screen *s, int y)
+{
+        if (LINES <= 0 || COLS <= 0 || COLS > 1024)
+                return NULL;
+        if (LINES != s->shown_lines || COLS != s->shown_cols) {
+                free(s->shown);
+                free(s->is_shown);
+                s->shown = xmalloc((size_t)LINES * (size_t)COLS * sizeof(*s->shown));
+                s->is_shown = xcalloc((size_t)LINES, 1);
+                s->shown_lines = LINES;
+                s->shown_cols = COLS;
+        }
+        return s->shown + (size_t)y * (size_t)COLS;
+}
+
+/* Printable ASCII as it is put on the line, cut at COLS and padded with spaces in attr to the
+   line's end: into cells (COLS of them). false: text is not all such. */
+static bool ascii_cells(const char *text, int attr, chtype *cells)
+{
         int n = 0;
-        if (COLS > (int)(sizeof(cells) / sizeof(cells[0])))
-                return false;
         for (; n < COLS && text[n]; n++) {
                 unsigned char c = (unsigned char)text[n];
                 if (c < 0x20 || c >= 0x7F)
                         return false;
                 cells[n] = c | (chtype)attr;
         }
-        while (attr && n < COLS)
-                cells[n++] = ' ' | (chtype)attr;
-        if (n)
-                addchnstr(cells, n);
+        for (; n < COLS; n++)
+                cells[n] = ' ' | (chtype)attr;
         return true;
 }
 
 /* The timeline on line y: "Time " and a bar of block characters, a column per part of the
    range shown, its height the events there against the busiest column; the selected range in
    reverse video, the cursor's column marked. */
-static void draw_timeline(const struct ui_screen *s, const struct ui_timeline *tl, int y)
+static void draw_timeline(struct ui_screen *s, const struct ui_timeline *tl, int y)
 {
+        shown_forget(s, y);
         static const char *const blocks[] = {" ",      "\u2581", "\u2582", "\u2583", "\u2584",
                                              "\u2585", "\u2586", "\u2587", "\u2588"};
         move(y, 0);
@@ -390,14 +432,33 @@ bool ui_screen_page_key(int key, uint32_t *top, uint32_t nr)
         }
 }
 
-static void put_line(int y, const char *text, int attr)
+/* Line y as text in attr (the rest of it blank, in attr where it has one): an ASCII line
+   written where it differs from what put_line put there last, one copy of its cells (addnstr
+   decodes each character as UTF-8); any other written whole. */
+static void put_line(struct ui_screen *s, int y, const char *text, int attr)
 {
         if (y < 0 || y >= LINES)
                 return;
+        chtype *was = shown_line(s, y);
+        chtype cells[1024];
+        if (was && ascii_cells(text, attr, cells)) {
+                int first = 0, last = COLS - 1;
+                if (s->is_shown[y]) {
+                        while (first < COLS && cells[first] == was[first])
+                                first++;
+                        if (first == COLS)
+                                return; /* as it is */
+                        while (cells[last] == was[last])
+                                last--;
+                }
+                memcpy(was + first, cells + first, (size_t)(last - first + 1) * sizeof(*cells));
+                s->is_shown[y] = 1;
+                mvaddchnstr(y, first, cells + first, last - first + 1);
+                return;
+        }
+        shown_forget(s, y);
         move(y, 0);
         clrtoeol();
-        if (put_ascii(text, attr))
-                return;
         if (attr)
                 attron(attr);
         addnstr(text, COLS);
@@ -461,20 +522,20 @@ static void draw_help(struct ui_screen *s, const struct ui_view *v)
         if (s->help_top + room > n)
                 s->help_top = n > room ? n - room : 0;
         int y = 0;
-        put_line(y++,
+        put_line(s, y++,
                  n > room ? "etwtop keys (Up/Down, PgUp/PgDn scroll; any other key returns)"
                           : "etwtop keys (any key returns)",
                  attr_of(s, PAIR_HEADER, A_BOLD) | A_BOLD);
-        put_line(y++, "", 0);
+        put_line(s, y++, "", 0);
         for (uint32_t i = s->help_top; i < n && y < LINES - 1; i++)
-                put_line(y++, lines[i], is_title[i] ? A_BOLD : 0);
+                put_line(s, y++, lines[i], is_title[i] ? A_BOLD : 0);
         while (y < LINES - 1)
-                put_line(y++, "", 0);
+                put_line(s, y++, "", 0);
         char more[96] = "";
         if (n > room)
                 snprintf(more, sizeof(more), "-- lines %u-%u of %u --", s->help_top + 1,
                          s->help_top + room < n ? s->help_top + room : n, n);
-        put_line(y, more, 0);
+        put_line(s, y, more, 0);
 }
 
 bool ui_screen_help_key(struct ui_screen *s, int key)
@@ -686,8 +747,24 @@ static void draw_table(struct ui_screen *s, struct ui_table *t, struct ui_view_s
         /* sideways: no further than the longest row shown needs (its end at the right edge),
            in steps of 8 as Left and Right move; never to a blank table */
         size_t widest = len;
-        for (uint32_t k = 0; k < height && vs->top + k < nv; k++) {
+        uint32_t nr_shown = nv > vs->top ? nv - vs->top : 0;
+        if (nr_shown > height)
+                nr_shown = height;
+        if (nr_shown > s->rows_at_cap) {
+                s->rows_at_cap = nr_shown;
+                s->rows_at = xrealloc(s->rows_at, nr_shown * sizeof(*s->rows_at));
+        }
+        size_t used = 0;
+        for (uint32_t k = 0; k < nr_shown; k++) {
                 size_t n = format_row(t, rows[vs->top + k], w, line, sizeof(line));
+                /* kept for the drawing below: each row formatted once a draw */
+                if (used + n + 1 > s->rows_text_cap) {
+                        s->rows_text_cap = 2 * (used + n + 1);
+                        s->rows_text = xrealloc(s->rows_text, s->rows_text_cap);
+                }
+                memcpy(s->rows_text + used, line, n + 1);
+                s->rows_at[k] = used;
+                used += n + 1;
                 while (n && line[n - 1] == ' ')
                         n--;
                 if (n > widest)
@@ -697,23 +774,24 @@ static void draw_table(struct ui_screen *s, struct ui_table *t, struct ui_view_s
                 widest > (size_t)COLS ? (uint32_t)(widest - (size_t)COLS + 7) / 8 * 8 : 0;
         if (vs->hscroll > max_scroll)
                 vs->hscroll = max_scroll;
-        put_line(y0, scrolled(title_line, title_len, vs->hscroll),
+        put_line(s, y0, scrolled(title_line, title_len, vs->hscroll),
                  attr_of(s, PAIR_COLUMNS, A_REVERSE));
         for (uint32_t k = 0; k < height; k++) {
                 int y = y0 + 1 + (int)k;
                 uint32_t i = vs->top + k;
                 if (i >= nv) {
-                        put_line(y, "", 0);
+                        put_line(s, y, "", 0);
                         continue;
                 }
                 uint32_t r = rows[i];
-                len = format_row(t, r, w, line, sizeof(line));
+                const char *text = s->rows_text + s->rows_at[k];
+                len = strlen(text);
                 int attr = 0;
                 if (i == vs->cursor)
                         attr = attr_of(s, PAIR_CURSOR, A_REVERSE);
                 else if (t->flags[r] & UI_ROW_GREYED)
                         attr = A_DIM;
-                put_line(y, scrolled(line, len, vs->hscroll), attr);
+                put_line(s, y, scrolled(text, len, vs->hscroll), attr);
         }
 }
 
@@ -732,6 +810,7 @@ void ui_screen_draw(struct ui_screen *s, const struct ui_frame *f, struct ui_tab
                 snprintf(msg, sizeof(msg), "terminal too small (%dx%d): etwtop needs %dx%d", COLS,
                          LINES, UI_MIN_COLS, UI_MIN_LINES);
                 erase();
+                shown_forget(s, -1);
                 mvaddnstr(0, 0, msg, COLS);
                 refresh();
                 return;
@@ -750,13 +829,14 @@ void ui_screen_draw(struct ui_screen *s, const struct ui_frame *f, struct ui_tab
                 nr_first + ui_header_wrap(f->header + 1, f->nr_header ? f->nr_header - 1 : 0, COLS,
                                           rows + nr_first, max - nr_first);
         for (uint32_t i = 0; i < nr_header; i++)
-                put_line(y++, rows[i],
+                put_line(s, y++, rows[i],
                          i < nr_first ? (attr_of(s, PAIR_HEADER, A_BOLD) | A_BOLD) : 0);
         if (f->timeline && LINES >= 12)
                 draw_timeline(s, f->timeline, y++);
         if (LINES >= 4) {
                 char tabs[512];
                 size_t len = 0;
+                shown_forget(s, y);
                 move(y, 0);
                 clrtoeol();
                 for (uint32_t i = 0; i < f->nr_tabs && len < sizeof(tabs); i++) {
@@ -780,7 +860,7 @@ void ui_screen_draw(struct ui_screen *s, const struct ui_frame *f, struct ui_tab
         if (f->page) {
                 for (int row = y; row < bottom; row++) {
                         uint32_t i = f->page_top + (uint32_t)(row - y);
-                        put_line(row, i < f->nr_page ? f->page[i] : "", 0);
+                        put_line(s, row, i < f->nr_page ? f->page[i] : "", 0);
                 }
         } else {
                 draw_table(s, t, vs, y, bottom);
@@ -798,10 +878,10 @@ void ui_screen_draw(struct ui_screen *s, const struct ui_frame *f, struct ui_tab
                                  f->status ? f->status : "");
                 else
                         snprintf(status, sizeof(status), "%s", f->status ? f->status : "");
-                put_line(LINES - 2, status, 0);
+                put_line(s, LINES - 2, status, 0);
                 char bar[256];
                 ui_key_bar(f->view, bar, sizeof(bar));
-                put_line(LINES - 1, bar, attr_of(s, PAIR_KEYS, A_REVERSE));
+                put_line(s, LINES - 1, bar, attr_of(s, PAIR_KEYS, A_REVERSE));
         }
         refresh();
 }
