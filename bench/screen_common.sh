@@ -3,7 +3,7 @@
 # side in tmux: the checks, the temporary directory and tmux server they share, and the one
 # place that says what "the same settings" are. Before sourcing: name (for messages), build.
 # After: etwtop, sock, tmp, ncpu, die, cg_make/cg_seconds/cg_since, and the two command lines
-# below.
+# below (MODE=samples: those of the samples-only settings).
 etwtop=$(realpath "$build/src/etwtop")
 die() { echo "$name: $*" >&2; exit 1; }
 [ -x "$etwtop" ] || die "$etwtop not built"
@@ -60,3 +60,9 @@ ncpu=$(nproc)
 # measures that against perf top --call-graph dwarf).
 etwtop_cmd="$etwtop -d 1 --set-prof-int 2500 --on PROC_THREAD+LOADER+PROFILE+CSWITCH+DISPATCHER --stackwalk Profile+CSwitch+ReadyThread --stackwalk-mode fp"
 perf_top_cmd="perf top -g -d 1 -c 1 -e cpu-clock/period=250000/ -e sched:sched_switch -e sched:sched_waking"
+# MODE=samples (top.sh, screen_threads.sh): the timer samples with their call chains alone
+# (etwtop: PROC_THREAD+LOADER+PROFILE, stacks on Profile; perf top: the one cpu-clock event)
+if [ "${MODE:-full}" = samples ]; then
+        etwtop_cmd="$etwtop -d 1 --set-prof-int 2500 --on PROC_THREAD+LOADER+PROFILE --stackwalk Profile --stackwalk-mode fp"
+        perf_top_cmd="perf top -g -d 1 --no-bpf-event -e cpu-clock/period=250000/"
+fi

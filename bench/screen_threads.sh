@@ -14,14 +14,11 @@ set -u
 build=${1:-./build}
 secs=${2:-15}
 name=screen_threads.sh
+MODE=${MODE:-samples}
 . "$(dirname "$0")/screen_common.sh"
 delay=${DELAY:-1}
-args=(-d "$delay" --set-prof-int 2500 --stackwalk-mode fp)
-if [ "${MODE:-samples}" = full ]; then
-        args+=(--on PROC_THREAD+LOADER+PROFILE+CSWITCH+DISPATCHER --stackwalk Profile+CSwitch+ReadyThread)
-else
-        args+=(--on PROC_THREAD+LOADER+PROFILE --stackwalk Profile)
-fi
+# top.sh's command line (screen_common.sh), its refresh DELAY
+cmd=${etwtop_cmd/ -d 1 / -d $delay }
 rt=$tmp/run
 mkdir -p "$rt" && chmod 700 "$rt"
 for ((i = 0; i < ncpu; i++)); do
@@ -29,7 +26,7 @@ for ((i = 0; i < ncpu; i++)); do
 done
 timeout $((secs + 8)) perf bench sched pipe -l 100000000 >/dev/null 2>&1 &
 sleep 1
-tmux -L "$sock" new-session -d -s s -x 160 -y 50 "ETWTOP_RUNTIME_DIR=$rt $etwtop ${args[*]}; sleep $((secs + 30))"
+tmux -L "$sock" new-session -d -s s -x 160 -y 50 "ETWTOP_RUNTIME_DIR=$rt $cmd; sleep $((secs + 30))"
 sleep 3
 spid=$(pgrep -P "$(tmux -L "$sock" display -p -t s '#{pane_pid}')" -f "^$etwtop" | head -1)
 hpid=$(cat "$rt/host.lock" 2>/dev/null)
@@ -54,7 +51,7 @@ tmux -L "$sock" capture-pane -t s -p | head -1
 kill "$hpid" 2>/dev/null
 n=$(( ${s1:-0} - ${s0:-0} ))
 [ "$delay" = 1 ] || n=0
-echo "screen_threads: $secs s, -d $delay, MODE=${MODE:-samples}, $ncpu CPUs busy; ${n/#0/no} samples counted"
+echo "screen_threads: $secs s, -d $delay, MODE=$MODE, $ncpu CPUs busy; ${n/#0/no} samples counted"
 printf "%-8s %-16s %10s %8s %12s\n" tid thread "CPU ms" "ms/s" "switches/s"
 join "$tmp/a" "$tmp/b" | awk -v s="$secs" -v n="$n" '
         {d = ($6 - $3) / 1e6; t += d; if ($2 == "etwtop") m += d

@@ -29,11 +29,7 @@ rounds=${3:-3}
 name=top.sh
 . "$(dirname "$0")/screen_common.sh"
 hz=$(getconf CLK_TCK)
-mode=${MODE:-full}
-if [ "$mode" = samples ]; then
-        etwtop_cmd="$etwtop -d 1 --set-prof-int 2500 --on PROC_THREAD+LOADER+PROFILE --stackwalk Profile --stackwalk-mode fp"
-        perf_top_cmd="perf top -g -d 1 --no-bpf-event -e cpu-clock/period=250000/"
-fi
+mode=${MODE:-full} # samples: screen_common.sh's command lines of the samples-only settings
 
 load() {
         for ((i = 0; i < ncpu; i++)); do

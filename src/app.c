@@ -110,9 +110,9 @@ static void read_back(struct app *a, ULONG code, const struct etw_client_stats *
    the screen shows (vs.top on, as many as the terminal's lines at least: a resize's taller list
    is covered before its first draw), unless it sorts, filters or searches them, or a search or
    filter is being typed (every row then: they read every row's text); the text frames print
-   every row's. Returns how many (0: every row). A page of 128 rows at least looked up, and put
-   in order, 2.5 times a 50-line terminal's rows at every refresh (bench/README.md, issue 25,
-   stop 78). */
+   every row's. Returns how many (0: every row). (A floor of 128 rows, which covered a resize
+   before, had 2.5 times a 50-line terminal's rows looked up and ordered at every refresh:
+   bench/README.md, issue 25, stop 78.) */
 static uint32_t functions_shown(struct app *a, uint32_t *top, uint64_t *cursor_key)
 {
         const struct ui_view_state *vs = &a->vs[VIEW_FUNCTIONS];
