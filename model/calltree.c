@@ -29,7 +29,6 @@ struct calltree *calltree_new(struct sym_store *store, uint32_t max_nodes, uint1
         t->index_mask = 2047;
         t->index = xzalloc_table(t->index_mask + 1, sizeof(*t->index));
         t->memo = xzalloc_table(MEMO_SLOTS, sizeof(*t->memo));
-        t->thread_memo = xzalloc_table(THREAD_MEMO_SLOTS, sizeof(*t->thread_memo));
         t->frames_gen = xcalloc(1, sizeof(*t->frames_gen));
         t->owners = CALLTREE_ALL;
         t->is_top_down = true;
@@ -68,7 +67,8 @@ void calltree_reset(struct calltree *t)
         memset(t->memo, 0, MEMO_SLOTS * sizeof(*t->memo));
         memset(t->memo_second_recent, 0, sizeof(t->memo_second_recent));
         t->pre.has = false;
-        memset(t->thread_memo, 0, THREAD_MEMO_SLOTS * sizeof(*t->thread_memo));
+        if (t->thread_memo)
+                memset(t->thread_memo, 0, THREAD_MEMO_SLOTS * sizeof(*t->thread_memo));
         t->nr_pending = 0;
         pending_slots_clear(&t->pending_memos);
         pending_slots_clear(&t->pending_thread_memos);
@@ -326,10 +326,12 @@ static void insert_shared(struct calltree *t, struct stack_memo *m, bool is_hit,
 }
 
 /* frames[0] is the sampled address, the last the outermost caller; pid: the process whose
-   address space holds them; sample_pid and tid: the sample's (UINT32_MAX: not known) */
+   address space holds them; sample_pid and tid: the sample's (UINT32_MAX: not known); given,
+   callers_hash and memo_hash (NULL: made here): the leaf's key, the callers' hash and the memo's
+   hash, as calltree_leaf and calltree_prefetch_stack found them for this stack */
 static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32_t tid,
                    const uint64_t *frames, uint32_t nr, const struct frame_key *given,
-                   const uint64_t *callers_hash)
+                   const uint64_t *callers_hash, const uint64_t *memo_hash)
 {
         if (nr > MAX_FRAMES)
                 nr = MAX_FRAMES;
@@ -344,22 +346,30 @@ static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32
            the address) the stack's */
         uint32_t owner_pid =
                 sample_pid != UINT32_MAX ? sample_pid : (leaf.module ? UINT32_MAX : pid);
-        uint64_t hash = calltree_memo_hash(
-                callers_hash ? *callers_hash : calltree_stack_hash(pid, frames + 1, nr - 1), &leaf,
-                nr, owner_pid);
+        /* calltree_prefetch_stack's, where it hashed this memo */
+        uint64_t hash =
+                memo_hash
+                        ? *memo_hash
+                        : calltree_memo_hash(callers_hash
+                                                     ? *callers_hash
+                                                     : calltree_stack_hash(pid, frames + 1, nr - 1),
+                                             &leaf, nr, owner_pid);
         /* no tree by thread counted, or a process's main thread, its only one sampled: its
            callers are its process's */
         bool is_shared =
                 t->owners != CALLTREE_THREAD || calltree_alias_is_shared(t, tid, owner_pid);
         bool is_hit;
         struct stack_memo *m = calltree_memo_find(t, hash, generation, pid, owner_pid, nr, &is_hit);
-        struct thread_memo *tm =
-                &t->thread_memo[(hash ^ hash_mix64(tid)) & (THREAD_MEMO_SLOTS - 1)];
         t->nr_samples++;
         if (is_shared) {
                 insert_shared(t, m, is_hit, hash, generation, pid, owner_pid, leaf, frames, nr);
                 return;
         }
+        /* made at the first thread's own stack: a screen by process never zeroes its 1 MiB */
+        if (!t->thread_memo)
+                t->thread_memo = xzalloc_table(THREAD_MEMO_SLOTS, sizeof(*t->thread_memo));
+        struct thread_memo *tm =
+                &t->thread_memo[(hash ^ hash_mix64(tid)) & (THREAD_MEMO_SLOTS - 1)];
         if (is_hit && tm->leaf && tm->hash == hash && tm->generation == generation &&
             tm->tid == tid) {
                 /* counted along its paths when the counts are read or the memo is replaced:
@@ -407,7 +417,7 @@ static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32
 static void pending_flush(struct calltree *t, struct pending *p)
 {
         if (p->has && !p->is_matched) {
-                insert(t, p->pid, p->pid, p->tid, &p->ip, 1, NULL, NULL);
+                insert(t, p->pid, p->pid, p->tid, &p->ip, 1, NULL, NULL, NULL);
                 t->nr_unmatched--;
         }
         p->has = false;
@@ -438,20 +448,29 @@ static inline bool stack_has_ip(const struct pending *p, const struct kevent *ev
 
 static __attribute__((noinline)) void stack_event(struct calltree *t, const struct kevent *ev)
 {
-        struct pending *p = stack_pending(t, ev);
+        /* the sample calltree_prefetch_stack found for this stack, else looked for */
+        struct pending *p = t->pre.has ? t->pre.p : NULL;
+        if (!p || !p->has || p->is_matched || p->timestamp != ev->stack.event_timestamp)
+                p = stack_pending(t, ev);
         if (!p) {
                 t->pre.has = false;
                 return;
         }
         p->is_matched = true;
         t->nr_unmatched--;
-        uint64_t frames[MAX_FRAMES];
-        uint32_t n = 0;
-        /* the sampled address first, unless the stack starts with it already */
-        if (!stack_has_ip(p, ev))
-                frames[n++] = p->ip;
-        for (uint32_t i = 0; i < ev->stack.nr_frames && n < MAX_FRAMES; i++)
-                frames[n++] = ev->stack.frames[i];
+        uint64_t copy[MAX_FRAMES];
+        const uint64_t *frames = ev->stack.frames;
+        uint32_t n = ev->stack.nr_frames;
+        /* the sampled address first, unless the stack starts with it already (then the stack's
+           own frames, not copied) */
+        if (!stack_has_ip(p, ev) || n > MAX_FRAMES) {
+                n = 0;
+                if (!stack_has_ip(p, ev))
+                        copy[n++] = p->ip;
+                for (uint32_t i = 0; i < ev->stack.nr_frames && n < MAX_FRAMES; i++)
+                        copy[n++] = ev->stack.frames[i];
+                frames = copy;
+        }
         uint32_t pid = ev->stack.pid != UINT32_MAX ? ev->stack.pid : p->pid;
         /* the sampled place as the hot functions found it, where it is this sample's (key_of's
            key: the function, else the module and address) */
@@ -463,15 +482,21 @@ static __attribute__((noinline)) void stack_event(struct calltree *t, const stru
         /* its callers' hash, where calltree_prefetch_stack found it */
         bool has_hash = t->pre.has && t->pre.timestamp == p->timestamp && t->pre.pid == pid &&
                         t->pre.nr == n;
+        /* and the memo's, where it was made of this leaf and this sample's process */
+        bool has_memo_hash =
+                has_hash && is_given && t->pre.has_memo_hash && t->pre.memo_owner == p->pid &&
+                t->pre.memo_leaf.module == given.module &&
+                t->pre.memo_leaf.function == given.function && t->pre.memo_leaf.rel == given.rel;
         t->pre.has = false;
         insert(t, pid, p->pid, p->tid, frames, n, is_given ? &given : NULL,
-               has_hash ? &t->pre.hash : NULL);
+               has_hash ? &t->pre.hash : NULL, has_memo_hash ? &t->pre.memo_hash : NULL);
 }
 
 void calltree_prefetch_stack(struct calltree *t, const struct kevent *ev)
 {
         t->pre.has = false;
-        const struct pending *p = ev->type == KEV_STACK ? stack_pending(t, ev) : NULL;
+        t->pre.has_memo_hash = false;
+        struct pending *p = ev->type == KEV_STACK ? stack_pending(t, ev) : NULL;
         if (!p)
                 return;
         /* the frames stack_event counts: the sampled address first, its callers after */
@@ -492,6 +517,7 @@ void calltree_prefetch_stack(struct calltree *t, const struct kevent *ev)
         t->pre.hash = callers_hash;
         t->pre.pid = pid;
         t->pre.nr = n;
+        t->pre.p = p;
         t->pre.has = true;
         /* the leaf as the stack will have it (calltree_leaf), and so the memo's slots */
         if (!is_leaf)
@@ -500,10 +526,14 @@ void calltree_prefetch_stack(struct calltree *t, const struct kevent *ev)
                                  0};
         uint32_t owner_pid = p->pid != UINT32_MAX ? p->pid : (leaf.module ? UINT32_MAX : pid);
         uint64_t hash = calltree_memo_hash(callers_hash, &leaf, n, owner_pid);
+        t->pre.memo_hash = hash;
+        t->pre.memo_leaf = leaf;
+        t->pre.memo_owner = p->pid;
+        t->pre.has_memo_hash = true;
         const struct stack_memo *m = calltree_memo_pair(t, hash);
         __builtin_prefetch(m);
         __builtin_prefetch((const char *)(m + 2) - 1);
-        if (t->owners == CALLTREE_THREAD)
+        if (t->owners == CALLTREE_THREAD && t->thread_memo)
                 __builtin_prefetch(
                         &t->thread_memo[(hash ^ hash_mix64(p->tid)) & (THREAD_MEMO_SLOTS - 1)]);
 }
@@ -810,7 +840,8 @@ void calltree_want(struct calltree *t, enum calltree_owner by)
         calltree_alias_reset(t);
         /* the memos' paths are those of the trees counted when they were made */
         memset(t->memo, 0, MEMO_SLOTS * sizeof(*t->memo));
-        memset(t->thread_memo, 0, THREAD_MEMO_SLOTS * sizeof(*t->thread_memo));
+        if (t->thread_memo)
+                memset(t->thread_memo, 0, THREAD_MEMO_SLOTS * sizeof(*t->thread_memo));
         t->owners = by;
         nr_trees_set(t);
 }
@@ -836,7 +867,8 @@ void calltree_want_top_down(struct calltree *t, bool is_wanted)
         }
         /* the memos' paths are those of the trees counted when they were made */
         memset(t->memo, 0, MEMO_SLOTS * sizeof(*t->memo));
-        memset(t->thread_memo, 0, THREAD_MEMO_SLOTS * sizeof(*t->thread_memo));
+        if (t->thread_memo)
+                memset(t->thread_memo, 0, THREAD_MEMO_SLOTS * sizeof(*t->thread_memo));
         t->is_top_down = is_wanted;
         nr_trees_set(t);
 }

@@ -150,8 +150,16 @@ struct calltree {
                 uint64_t timestamp, hash;
                 uint32_t pid, nr;
                 bool has;
+                /* the memo's hash too, where the leaf was given (memo_hash: the leaf's key and
+                   the owner it was made of), and the sample the stack goes to */
+                uint64_t memo_hash;
+                struct frame_key memo_leaf;
+                uint32_t memo_owner;
+                bool has_memo_hash;
+                struct pending *p;
         } pre;
-        struct thread_memo *thread_memo; /* owned: THREAD_MEMO_SLOTS, by hash and tid */
+        struct thread_memo *thread_memo; /* owned: THREAD_MEMO_SLOTS, by hash and tid (NULL until a
+                                            thread has its own tree: insert) */
         uint64_t nr_pending;             /* the memos' nr_pending, summed */
         /* the memos whose nr_pending left 0 since the last settle (calltree_settle) */
         struct pending_slots pending_memos, pending_thread_memos;

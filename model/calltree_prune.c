@@ -126,7 +126,7 @@ static void forget_freed(struct calltree *t)
                         if (t->nodes[m->leaves[r]].parent == FREE_NODE)
                                 m->leaves[1] = 0;
         }
-        for (uint32_t i = 0; i < THREAD_MEMO_SLOTS; i++) {
+        for (uint32_t i = 0; t->thread_memo && i < THREAD_MEMO_SLOTS; i++) {
                 struct thread_memo *m = &t->thread_memo[i];
                 if (m->leaf && t->nodes[m->leaf].parent == FREE_NODE)
                         m->leaf = 0;
@@ -382,7 +382,8 @@ static void forget_merged(struct calltree *t)
                         if (IS_FREED(m->leaves[r]))
                                 m->leaves[1] = 0;
         }
-        for (uint32_t i = 0; t->owners == CALLTREE_THREAD && i < THREAD_MEMO_SLOTS; i++) {
+        for (uint32_t i = 0;
+             t->owners == CALLTREE_THREAD && t->thread_memo && i < THREAD_MEMO_SLOTS; i++) {
                 struct thread_memo *m = &t->thread_memo[i];
                 if (m->leaf && IS_FREED(m->leaf))
                         m->leaf = 0;
