@@ -816,6 +816,9 @@ static void stack(struct hot *h, const struct kevent *ev)
                         m->nr_pending = 0;
                         m->is_set = true;
                         m->functions = bits;
+                        m->place_bits = 0;
+                        for (uint32_t k = 0; k < nr_places; k++)
+                                m->place_bits |= hot_memo_place_bit(places[k] & ~MEMO_DUP);
                         memcpy(m->places, places, nr_places * sizeof(*places));
                 }
                 return;
@@ -830,8 +833,9 @@ static void stack(struct hot *h, const struct kevent *ev)
                 if (slot == UINT32_MAX)
                         continue;
                 bool is_caller = false;
-                for (uint32_t k = 0; k < m->nr_places && !is_caller; k++)
-                        is_caller = (m->places[k] & ~MEMO_DUP) == slot;
+                if (m->place_bits & hot_memo_place_bit(slot))
+                        for (uint32_t k = 0; k < m->nr_places && !is_caller; k++)
+                                is_caller = (m->places[k] & ~MEMO_DUP) == slot;
                 if (is_caller)
                         continue;
                 struct entry *e = &h->slots[slot];

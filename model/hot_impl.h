@@ -90,8 +90,15 @@ struct stack_memo {
            its later samples count their leaf and nothing else, as the other stacks' do */
         bool is_set;
         uint64_t functions;           /* a bit per function of its places (function_bit) */
+        uint64_t place_bits;          /* a bit per place (hot_memo_place_bit) */
         uint32_t places[MEMO_PLACES]; /* slot indices, MEMO_DUP set where the stack counts dup */
 };
+/* A place's bit in a memo's place_bits: a leaf whose bit is clear is none of the memo's callers'
+   places, and its places (two more lines) are not scanned for it. */
+static inline uint64_t hot_memo_place_bit(uint32_t slot)
+{
+        return 1ull << ((slot * 0x9e3779b9u) >> 26);
+}
 #define MEMO_DUP 0x80000000u
 
 /* A caller's frame seen before, in a stack that missed the stack memo, or a sampled address:
