@@ -5042,6 +5042,39 @@ static void test_hot_leaf_frame_memo(void **state)
         hot_free(h);
 }
 
+/* A stack remembered whose sampled place is also one of its callers' (a recursive function
+   sampled at the very address one of its calls returns to): counted once a stack at that place,
+   from the memo as on the first walk (the memo's place bits let a leaf that is none of the
+   callers' pass without a look at its places, and must not let this one pass). */
+static void test_hot_memo_leaf_among_callers(void **state)
+{
+        struct fix *fx = *state;
+        struct hot *h = hot_new(fx->store, 0);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4,
+                 g = EXE + fx->off_gamma + 4;
+        const uint64_t stack_b[] = {b, g, b}, stack_a[] = {a, g, b};
+        int64_t t = MS(1);
+        hot_samples(h, 6, 0, &t, b, stack_b, 3);
+        hot_samples(h, 4, 0, &t, a, stack_a, 3);
+        /* the same callers, so one memo: every sample but the first counted from it, the leaf
+           one of its places for the first six, none of them for the last four */
+        assert_int_equal(hot_nr_walks(h), 1);
+        const struct hot_row *rows;
+        uint32_t n = hot_functions(h, HOT_SOURCE_TIMER, false, &rows);
+        assert_int_equal(row_of(rows, n, fx->fn_beta)->self, 6);
+        assert_int_equal(row_of(rows, n, fx->fn_beta)->total, 10);
+        assert_int_equal(row_of(rows, n, fx->fn_alpha)->self, 4);
+        assert_int_equal(row_of(rows, n, fx->fn_alpha)->total, 4);
+        assert_int_equal(row_of(rows, n, fx->fn_gamma)->total, 10);
+        /* the place itself: once a stack too */
+        struct hot_place places[4];
+        uint32_t np = hot_function_places(h, HOT_SOURCE_TIMER, row_of(rows, n, fx->fn_beta)->module,
+                                          fx->fn_beta, places, 4);
+        assert_int_equal(np, 1);
+        assert_int_equal(places[0].total, 10);
+        hot_free(h);
+}
+
 static void test_hot_repeated_stacks(void **state)
 {
         struct fix *fx = *state;
@@ -5557,6 +5590,8 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_hot_answer_memo, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_leaf_frame_memo, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_repeated_stacks, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_hot_memo_leaf_among_callers, fix_setup,
+                                                fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_ties_by_name, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_sample_before_its_thread, fix_setup,
                                                 fix_teardown),
