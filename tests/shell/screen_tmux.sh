@@ -440,7 +440,19 @@ if [ "$part" = replay ]; then
 fi
 
 # -- live
-if ! "$ETWTOP" --record "$tmp/probe.etl" --duration 0.2 --on PROC_THREAD 2>"$tmp/probe.err"; then
+# etwtop's own runs below end by themselves in seconds; bound (SECONDS, scaled as the screen's
+# waits) so that one that hangs fails here, saying so, rather than holding the suite until
+# ctest's timeout with nothing of this test kept (a stall once under tests/under_load.sh, stop 79)
+exec 3>&2 # the test's own stderr, where a run's is redirected
+bounded() {
+        local secs=$1 rc
+        shift
+        timeout --kill-after=10 $((secs * ${SCREEN_WAIT_SCALE:-3})) "$@"
+        rc=$?
+        [ $rc = 124 ] && echo "FAIL: hung, stopped after $((secs * ${SCREEN_WAIT_SCALE:-3})) s: $*" >&3
+        return $rc
+}
+if ! bounded 60 "$ETWTOP" --record "$tmp/probe.etl" --duration 0.2 --on PROC_THREAD 2>"$tmp/probe.err"; then
         echo "SKIP: live tests: $(cat "$tmp/probe.err")" >&2
         echo "$nr_pass passed, $nr_fail failed, 1 skipped"
         [ $nr_fail = 0 ]
@@ -452,7 +464,7 @@ rm -f "$keys_etl"
 "$SYM_FIXTURE" spin 150000 & # the cleanup ends it
 fixture=$!
 # -p: the views count that process only; what this machine cannot do stops the start, saying why
-"$ETWTOP" -b -n 2 -d 1 --top 15 -p "$fixture" >"$tmp/p.txt" 2>"$tmp/p.err"
+bounded 60 "$ETWTOP" -b -n 2 -d 1 --top 15 -p "$fixture" >"$tmp/p.txt" 2>"$tmp/p.err"
 check "-p: runs" [ $? = 0 ]
 check "-p: the header names the process" grep -q "lost [0-9]*   \[process $fixture\]" "$tmp/p.txt"
 check "-p: its hot function" grep -q 'sym_fixture  *fixture_leaf$' "$tmp/p.txt"
@@ -461,16 +473,16 @@ check "-p: only its functions" awk '
         t && $5 !~ /^(sym_fixture|libsymfix\.so|\[vdso\]|\[kernel\.kallsyms\]|libc\.so\.6|ld-linux)/ {
                 print "not its function: " $0 >"/dev/stderr"; bad++}
         END {exit bad ? 1 : 0}' "$tmp/p.txt"
-"$ETWTOP" -b -n 1 -p 999999999 >/dev/null 2>"$tmp/p.err"
+bounded 60 "$ETWTOP" -b -n 1 -p 999999999 >/dev/null 2>"$tmp/p.err"
 check "-p: a process that is not there" grep -q 'no such process' "$tmp/p.err"
 if ! grep -q '^cpu' <(ls /sys/bus/event_source/devices 2>/dev/null); then
-        "$ETWTOP" -b -n 1 --pmc-profile TotalCycles >/dev/null 2>"$tmp/pmc.err"
+        bounded 60 "$ETWTOP" -b -n 1 --pmc-profile TotalCycles >/dev/null 2>"$tmp/pmc.err"
         check "--pmc-profile without a PMU: refused, saying why" \
                 grep -q -- '--pmc-profile: .*no hardware PMU.*(Win32 error 50)' "$tmp/pmc.err"
-        "$ETWTOP" -b -n 1 --pmc TotalCycles+InstructionRetired >/dev/null 2>"$tmp/pmcc.err"
+        bounded 60 "$ETWTOP" -b -n 1 --pmc TotalCycles+InstructionRetired >/dev/null 2>"$tmp/pmcc.err"
         check "--pmc (counters on CSwitch) without a PMU: refused, saying why" \
                 grep -q -- '--pmc: TraceSetInformation(TracePmcCounterListInfo): .*no hardware PMU.*(Win32 error 50)' "$tmp/pmcc.err"
-        "$ETWTOP" -b -n 1 --lastbranch Profile >/dev/null 2>"$tmp/lbr.err"
+        bounded 60 "$ETWTOP" -b -n 1 --lastbranch Profile >/dev/null 2>"$tmp/lbr.err"
         check "--lastbranch without LBR: refused, saying why" \
                 grep -q -- '--lastbranch: .*no LBR.*(Win32 error 50)' "$tmp/lbr.err"
 fi
@@ -598,7 +610,7 @@ tm send-keys -t s W
 check "save: the file named" wait_for 'saved the recent events to etwtop-' 10
 saved=$(grep -o 'etwtop-[0-9-]*\.etl' "$tmp/screen" | head -1)
 check "save: the file is there, 0600" [ "$(stat -c %a "$tmp/$saved" 2>/dev/null)" = 600 ]
-"$ETWTOP" --replay "$tmp/$saved" -b --top 10 >"$tmp/saved.txt" 2>/dev/null
+bounded 60 "$ETWTOP" --replay "$tmp/$saved" -b --top 10 >"$tmp/saved.txt" 2>/dev/null
 # the saved window holds the whole session so far, the view what came since its last reset (the
 # idle CPU's share moves with the machine's load): the fixture's leaf is among the file's top rows
 top_saved=$(awk '/^Hot functions/ {t = 1; getline; next} t && n < 10 {print $NF; n++}' "$tmp/saved.txt" |
