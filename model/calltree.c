@@ -461,11 +461,12 @@ static __attribute__((noinline)) void stack_event(struct calltree *t, const stru
         uint64_t copy[MAX_FRAMES];
         const uint64_t *frames = ev->stack.frames;
         uint32_t n = ev->stack.nr_frames;
+        bool has_ip = stack_has_ip(p, ev);
         /* the sampled address first, unless the stack starts with it already (then the stack's
            own frames, not copied) */
-        if (!stack_has_ip(p, ev) || n > MAX_FRAMES) {
+        if (!has_ip || n > MAX_FRAMES) {
                 n = 0;
-                if (!stack_has_ip(p, ev))
+                if (!has_ip)
                         copy[n++] = p->ip;
                 for (uint32_t i = 0; i < ev->stack.nr_frames && n < MAX_FRAMES; i++)
                         copy[n++] = ev->stack.frames[i];

@@ -20,7 +20,8 @@ has() { grep -q -- "$1" "$tmp/screen"; }
 # The waits below are bounded by the clock: $2 seconds times SCREEN_WAIT_SCALE (3: an etwtop
 # built with the sanitizers answers a key in seconds on a loaded machine, tests/under_load.sh);
 # they return as soon as the screen shows what they wait for.
-screen_deadline() { echo $((SECONDS + ${1%.*} * ${SCREEN_WAIT_SCALE:-3} + 1)); }
+screen_scaled() { echo $((${1%.*} * ${SCREEN_WAIT_SCALE:-3})); }
+screen_deadline() { echo $((SECONDS + $(screen_scaled "$1") + 1)); }
 # waits for text $1 on the screen (bound: $2 seconds, scaled): one capture a look, and the
 # screen held still (snap) once a capture shows it, where the checks after it read the rest;
 # where the held screen no longer shows it (a status message goes after 5 s, and holding a

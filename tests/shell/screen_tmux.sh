@@ -445,11 +445,12 @@ fi
 # ctest's timeout with nothing of this test kept (a stall once under tests/under_load.sh, stop 79)
 exec 3>&2 # the test's own stderr, where a run's is redirected
 bounded() {
-        local secs=$1 rc
+        local secs rc
+        secs=$(screen_scaled "$1")
         shift
-        timeout --kill-after=10 $((secs * ${SCREEN_WAIT_SCALE:-3})) "$@"
+        timeout --kill-after=10 "$secs" "$@"
         rc=$?
-        [ $rc = 124 ] && echo "FAIL: hung, stopped after $((secs * ${SCREEN_WAIT_SCALE:-3})) s: $*" >&3
+        [ $rc = 124 ] && echo "FAIL: hung, stopped after $secs s: $*" >&3
         return $rc
 }
 if ! bounded 60 "$ETWTOP" --record "$tmp/probe.etl" --duration 0.2 --on PROC_THREAD 2>"$tmp/probe.err"; then
