@@ -378,10 +378,12 @@ int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn 
         ev.provider = &h->ProviderId;
         ev.opcode = h->EventDescriptor.Opcode;
         ev.version = h->EventDescriptor.Version;
-        ev.pointer_size = (h->Flags & EVENT_HEADER_FLAG_32_BIT_HEADER) &&
-                                          !(h->Flags & EVENT_HEADER_FLAG_64_BIT_HEADER)
-                                  ? 4
-                                  : 8;
+        /* 4 where the header says 32 bits and not 64 (one test of both flags) */
+        ev.pointer_size =
+                (h->Flags & (EVENT_HEADER_FLAG_32_BIT_HEADER | EVENT_HEADER_FLAG_64_BIT_HEADER)) ==
+                                EVENT_HEADER_FLAG_32_BIT_HEADER
+                        ? 4
+                        : 8;
         ev.timestamp = (uint64_t)h->TimeStamp.QuadPart;
         ev.time_ns = kdecoder_session_ns(d, ev.timestamp);
         ev.cpu = rec->BufferContext.ProcessorIndex;
@@ -434,7 +436,7 @@ int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn 
         }
         /* a manifest event nothing named: by its provider and Id, never by its opcode alone
            (a provider's events of one opcode are of many types) */
-        if ((!ev.name || !ev.name[0]) && k == KP_UNKNOWN &&
+        if (k == KP_UNKNOWN && (!ev.name || !ev.name[0]) &&
             (h->Flags & EVENT_HEADER_FLAG_CLASSIC_HEADER) == 0 && !is_tracelogging(rec))
                 ev.name = unnamed_event_name(d, &h->ProviderId, h->EventDescriptor.Id,
                                              (h->Flags & EVENT_HEADER_FLAG_TRACE_MESSAGE) != 0);
