@@ -294,59 +294,6 @@ bool kdecoder_peek_sample(struct kdecoder *d, const EVENT_RECORD *rec, uint64_t 
         return true;
 }
 
-/* kdecoder_decode's events of etwtop's own provider, WPP messages, manifest, TraceLogging and
-   CLR events, and the trace's metadata: what a kernel provider's event is not. */
-static __attribute__((noinline)) int decode_other(struct kdecoder *d, const EVENT_RECORD *rec,
-                                                  enum kprov k, uint32_t clr_rank,
-                                                  struct kevent *evp, struct payload *plp)
-{
-        const EVENT_HEADER *h = &rec->EventHeader;
-        int rc;
-        if (k == KP_ETWTOP) {
-                /* etwtop's events all have opcode 0 and differ by Id: the Id stands in */
-                evp->opcode = (uint8_t)h->EventDescriptor.Id;
-                evp->name = own_event_name(h->EventDescriptor.Id);
-                rc = own_decode(d, evp, plp, h->EventDescriptor.Id);
-        } else if (h->Flags & EVENT_HEADER_FLAG_TRACE_MESSAGE) {
-                /* a WPP message: its arguments need the provider's format files (TMF), which a
-                   trace does not carry */
-                rc = KEV_NO_LAYOUT;
-        } else if (k == KP_UNKNOWN && (h->Flags & EVENT_HEADER_FLAG_CLASSIC_HEADER) == 0) {
-                const struct clr_event_def *c = clr_event_find(clr_rank, h->EventDescriptor.Id);
-                if (c)
-                        evp->name = c->name;
-                rc = c ? clr_decode(d, c, evp, plp) : KEV_NO_LAYOUT;
-                bool is_named = c != NULL;
-                if (!c) {
-                        const char *before = evp->name;
-                        rc = clr_private_decode(d, evp, plp, &h->ProviderId, h->EventDescriptor.Id);
-                        is_named = evp->name != before;
-                }
-                if (rc == KEV_NO_LAYOUT && h->EventDescriptor.Id == ETW_MANIFEST_DATA_ID &&
-                    evp->opcode == ETW_MANIFEST_DATA_OPCODE)
-                        rc = manifest_take(d, evp, plp, &h->ProviderId);
-                else if (rc == KEV_NO_LAYOUT)
-                        rc = meta_decode(d, evp, plp, &h->ProviderId, h->EventDescriptor.Id, false,
-                                         is_named);
-                if (rc == KEV_NO_LAYOUT) /* (extended items or none: a session's own) */
-                        rc = known_template_decode(d, evp, plp->p, plp->len, plp->psize,
-                                                   &h->ProviderId, h->EventDescriptor.Id);
-                if (rc == KEV_NO_LAYOUT && !is_named && rec->ExtendedDataCount)
-                        rc = tl_decode(d, rec, evp, plp->p, plp->len, plp->psize);
-        } else {
-                if (k == KP_METADATA && (evp->opcode == KTC_METADATA_EVENT_INFO ||
-                                         evp->opcode == KTC_METADATA_EVENT_MAP_INFO))
-                        meta_take(d, evp->opcode, plp);
-                rc = kernel_decode(d, k, evp, plp);
-                if (rc == KEV_NO_LAYOUT && k != KP_UNKNOWN)
-                        rc = kevent_mof_decode(d, kprov_name(k), evp, plp->p, plp->len, plp->psize);
-                if (rc == KEV_NO_LAYOUT)
-                        rc = meta_decode(d, evp, plp, &h->ProviderId, evp->opcode, true,
-                                         k != KP_UNKNOWN && kprov_opcode_name(k, evp->opcode));
-        }
-        return rc;
-}
-
 /* kernel_decode's events of no layout it knows: the MOF tables', then the trace's metadata. */
 static __attribute__((noinline)) int decode_no_layout(struct kdecoder *d, const EVENT_HEADER *h,
                                                       enum kprov k, struct kevent *ev,
@@ -356,6 +303,59 @@ static __attribute__((noinline)) int decode_no_layout(struct kdecoder *d, const 
         if (rc == KEV_NO_LAYOUT)
                 rc = meta_decode(d, ev, pl, &h->ProviderId, ev->opcode, true,
                                  kprov_opcode_name(k, ev->opcode));
+        return rc;
+}
+
+/* kdecoder_decode's events of etwtop's own provider, WPP messages, manifest, TraceLogging and
+   CLR events, the trace's metadata and classic events of no known provider: what a known
+   kernel provider's event is not. */
+static __attribute__((noinline)) int decode_other(struct kdecoder *d, const EVENT_RECORD *rec,
+                                                  enum kprov k, uint32_t clr_rank,
+                                                  struct kevent *ev, struct payload *pl)
+{
+        const EVENT_HEADER *h = &rec->EventHeader;
+        int rc;
+        if (k == KP_ETWTOP) {
+                /* etwtop's events all have opcode 0 and differ by Id: the Id stands in */
+                ev->opcode = (uint8_t)h->EventDescriptor.Id;
+                ev->name = own_event_name(h->EventDescriptor.Id);
+                rc = own_decode(d, ev, pl, h->EventDescriptor.Id);
+        } else if (h->Flags & EVENT_HEADER_FLAG_TRACE_MESSAGE) {
+                /* a WPP message: its arguments need the provider's format files (TMF), which a
+                   trace does not carry */
+                rc = KEV_NO_LAYOUT;
+        } else if (k == KP_UNKNOWN && (h->Flags & EVENT_HEADER_FLAG_CLASSIC_HEADER) == 0) {
+                const struct clr_event_def *c = clr_event_find(clr_rank, h->EventDescriptor.Id);
+                if (c)
+                        ev->name = c->name;
+                rc = c ? clr_decode(d, c, ev, pl) : KEV_NO_LAYOUT;
+                bool is_named = c != NULL;
+                if (!c) {
+                        const char *before = ev->name;
+                        rc = clr_private_decode(d, ev, pl, &h->ProviderId, h->EventDescriptor.Id);
+                        is_named = ev->name != before;
+                }
+                if (rc == KEV_NO_LAYOUT && h->EventDescriptor.Id == ETW_MANIFEST_DATA_ID &&
+                    ev->opcode == ETW_MANIFEST_DATA_OPCODE)
+                        rc = manifest_take(d, ev, pl, &h->ProviderId);
+                else if (rc == KEV_NO_LAYOUT)
+                        rc = meta_decode(d, ev, pl, &h->ProviderId, h->EventDescriptor.Id, false,
+                                         is_named);
+                if (rc == KEV_NO_LAYOUT) /* (extended items or none: a session's own) */
+                        rc = known_template_decode(d, ev, pl->p, pl->len, pl->psize, &h->ProviderId,
+                                                   h->EventDescriptor.Id);
+                if (rc == KEV_NO_LAYOUT && !is_named && rec->ExtendedDataCount)
+                        rc = tl_decode(d, rec, ev, pl->p, pl->len, pl->psize);
+        } else {
+                if (k == KP_METADATA && (ev->opcode == KTC_METADATA_EVENT_INFO ||
+                                         ev->opcode == KTC_METADATA_EVENT_MAP_INFO))
+                        meta_take(d, ev->opcode, pl);
+                rc = kernel_decode(d, k, ev, pl);
+                if (rc == KEV_NO_LAYOUT)
+                        rc = k != KP_UNKNOWN ? decode_no_layout(d, h, k, ev, pl)
+                                             : meta_decode(d, ev, pl, &h->ProviderId, ev->opcode,
+                                                           true, false);
+        }
         return rc;
 }
 
