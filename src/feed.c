@@ -89,6 +89,7 @@ struct feed {
         bool is_populated;           /* the queue's pages made (at the first buffer copied) */
         uint64_t walk_hold;          /* the walk's buffer is held, with this id; 0: copied */
         struct etw_buffer_walk walk; /* the consumer's: where the next record to build is */
+        uint32_t walk_prefetch_pos;  /* the walk's buffer's lines before it were asked for */
         /* The walk's records built ahead of the one handed out (the timer samples among them
            asked of memory: walk_prefetch), each with its walk (its extended items): the next
            to hand out at ahead[ahead_at], nr_ahead of them; walk_end: the buffer has no more. */
@@ -586,6 +587,10 @@ bool feed_arm(struct feed *f)
    late for it); 512 bytes, four to eight records, halved that (1024 no better); bench/README.md,
    stop 75. */
 #define FEED_BYTES_AHEAD 512u
+/* The lines asked for at most a record while the walk gets that far ahead of it: each line is
+   asked for once (one line a record, 512 bytes on, left a stack's other lines to the hardware). */
+#define FEED_PREFETCH_LINES 8u
+#define FEED_LINE           64u
 
 /* The walk's next record built into the slot after the last one built: the slot's walk takes
    the position on from f->walk and gives it back (the buffer, its size and the context are each
@@ -601,8 +606,11 @@ static void walk_build(struct feed *f)
         w->ProcessorIndex = f->walk.ProcessorIndex;
         w->LoggerId = f->walk.LoggerId;
         BOOL ok = etw_buffer_next_record(w, &f->ahead[slot]);
-        if (w->Position + FEED_BYTES_AHEAD < w->End)
-                __builtin_prefetch((const uint8_t *)w->Buffer + w->Position + FEED_BYTES_AHEAD);
+        uint32_t ahead =
+                w->Position + FEED_BYTES_AHEAD < w->End ? w->Position + FEED_BYTES_AHEAD : w->End;
+        for (uint32_t n = 0; f->walk_prefetch_pos < ahead && n < FEED_PREFETCH_LINES;
+             n++, f->walk_prefetch_pos += FEED_LINE)
+                __builtin_prefetch((const uint8_t *)w->Buffer + f->walk_prefetch_pos);
         f->walk.Position = w->Position;
         f->walk.End = w->End;
         f->walk.ProcessorIndex = w->ProcessorIndex;
@@ -660,6 +668,7 @@ static const EVENT_RECORD *next_record(struct feed *f, uint64_t mark)
                                 f->ahead_walk[i].Context = f;
                         }
                         f->is_walking = true;
+                        f->walk_prefetch_pos = 0;
                         f->is_walk_end = false;
                         f->nr_ahead = 0;
                 }

@@ -73,7 +73,8 @@ struct live_ring {
         bool is_borrowed;               /* meta is not a mapping of ours (live_source_open_mem) */
         size_t stage_stop;              /* the stage up to here was read */
         uint64_t ring_start, ring_stop; /* the ring from data_tail up to ring_stop was read */
-        bool has_taken_in;              /* a switch-in went with its sample (switch_in_take_with) */
+        uint64_t prefetch_pos; /* the ring's lines before it were asked for (gather_pass) */
+        bool has_taken_in;     /* a switch-in went with its sample (switch_in_take_with) */
         /* the one taken with the last item the merge takes waits: the ring is read up to it */
         bool has_left_in;
         uint64_t left_in_at;

@@ -31,8 +31,11 @@
 #include "util/clock.h"
 #include "util/xalloc.h"
 
-/* How far ahead of the record read the drain asks for the ring (gather_pass). */
+/* How far ahead of the record read the drain asks for the ring (gather_pass), and how many of
+   its lines it asks for at most a record while it gets that far ahead. */
 #define RING_PREFETCH_BYTES 4096
+#define RING_PREFETCH_LINES 8u
+#define RING_LINE           64u
 
 _Static_assert(PERF_RECORD_SWITCH_CPU_WIDE == (PERF_RECORD_SWITCH | 1),
                "a switch record's type is one of the two");
@@ -572,13 +575,21 @@ static uint32_t gather_pass(struct live_source *ls, struct live_ring *r, uint32_
         uint64_t rpos = r->ring_start;
         uint64_t mask = r->data_size - 1;
         bool is_bounced = false;
+        /* the next line of the ring to ask for: where the last pass stopped asking, unless
+           the reads went past it (or the ring is new) */
+        uint64_t pf = r->prefetch_pos;
+        if (pf - rpos > RING_PREFETCH_BYTES) /* behind rpos (wrapped), or stale */
+                pf = rpos & ~(uint64_t)(RING_LINE - 1);
         while (head - rpos >= sizeof(struct perf_event_header)) {
-                /* the ring a page ahead asked for, where the kernel has written it: another
-                   CPU wrote it, and the hardware's prefetch stops at each page's end (1024
-                   bytes ahead, a few records, came too late: each header's first read was
-                   two fifths of this loop's time) */
-                if (head - rpos > RING_PREFETCH_BYTES)
-                        __builtin_prefetch(r->data + ((rpos + RING_PREFETCH_BYTES) & mask));
+                /* the ring a page ahead asked for, line by line, where the kernel has written
+                   it: another CPU wrote it, and the hardware's prefetch stops at each page's
+                   end (1024 bytes ahead, a few records, came too late: each header's first
+                   read was two fifths of this loop's time; the one line a page ahead of each
+                   record left two of the three lines of a stack's record to that prefetch) */
+                uint64_t ahead =
+                        head - rpos > RING_PREFETCH_BYTES ? rpos + RING_PREFETCH_BYTES : head;
+                for (uint32_t n = 0; pf < ahead && n < RING_PREFETCH_LINES; n++, pf += RING_LINE)
+                        __builtin_prefetch(r->data + (pf & mask));
                 /* records are 8-byte aligned: a header never wraps */
                 const struct perf_event_header *h = (const void *)(r->data + (rpos & mask));
                 if (h->size < sizeof(*h) || h->size > head - rpos) {
@@ -630,6 +641,7 @@ static uint32_t gather_pass(struct live_source *ls, struct live_ring *r, uint32_
                 rpos += h->size;
         }
         r->ring_stop = rpos;
+        r->prefetch_pos = pf;
         return nr_skipped;
 }
 
