@@ -22,6 +22,18 @@ has() { grep -q -- "$1" "$tmp/screen"; }
 # they return as soon as the screen shows what they wait for.
 screen_scaled() { echo $((${1%.*} * ${SCREEN_WAIT_SCALE:-3})); }
 screen_deadline() { echo $((SECONDS + $(screen_scaled "$1") + 1)); }
+# whether the screen's session is gone (its command ended, and the pane with it): a wait then
+# fails at once rather than looking for the rest of its bound (a screen that ended early made
+# each wait after it take its whole bound: a test tens of minutes long, failing only at the end);
+# said once
+screen_gone() {
+        tm has-session -t s 2>/dev/null && return 1
+        if [ -z "${screen_gone_said-}" ]; then
+                echo "the screen's tmux session is gone: its command ended" >&2
+                screen_gone_said=1
+        fi
+        return 0
+}
 # waits for text $1 on the screen (bound: $2 seconds, scaled): one capture a look, and the
 # screen held still (snap) once a capture shows it, where the checks after it read the rest;
 # where the held screen no longer shows it (a status message goes after 5 s, and holding a
@@ -39,6 +51,7 @@ wait_for() {
                         return 0
                 fi
                 [ "$SECONDS" -ge "$end" ] && return 1
+                screen_gone && return 1
                 sleep 0.1
         done
 }
@@ -66,6 +79,7 @@ until_screen() {
                 snap
                 "$@" && return 0
                 [ "$SECONDS" -ge "$end" ] && return 1
+                screen_gone && return 1
                 sleep 0.2
         done
 }
