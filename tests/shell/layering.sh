@@ -13,7 +13,7 @@ fail() { echo "FAIL: $*" >&2; nr_fail=$((nr_fail + 1)); }
 hits=$(grep -rlE '#include *[<"](n?curses|ncursesw/)' --include='*.[ch]' backend symbols src tests bench 2>/dev/null)
 [ -z "$hits" ] && nr_pass=$((nr_pass + 1)) || fail "curses included outside ui/: $hits"
 
-# (model_util.h's madvise is the one exception: a placement hint for its big tables, no I/O)
+# (model_util.h's madvise is the one exception: its big tables' placement and pages, no I/O)
 hits=$(grep -rnE '#include *<(unistd|fcntl|poll|sys/[a-z]+)\.h>|\b(printf|fprintf|puts)\(' --include='*.[ch]' model 2>/dev/null |
         grep -v '^model/model_util.h:[0-9]*:#include <sys/mman.h>$')
 [ -z "$hits" ] && nr_pass=$((nr_pass + 1)) || fail "model makes system calls or prints: $hits"
