@@ -26,6 +26,7 @@
 #include "kevent.h"
 #include "model/profile.h"
 #include "util/clock.h"
+#include "util/prefetch.h"
 #include "util/spsc.h"
 #include "util/xalloc.h"
 #include "util/thread_sched.h"
@@ -587,10 +588,6 @@ bool feed_arm(struct feed *f)
    late for it); 512 bytes, four to eight records, halved that (1024 no better); bench/README.md,
    stop 75. */
 #define FEED_BYTES_AHEAD 512u
-/* The lines asked for at most a record while the walk gets that far ahead of it: each line is
-   asked for once (one line a record, 512 bytes on, left a stack's other lines to the hardware). */
-#define FEED_PREFETCH_LINES 8u
-#define FEED_LINE           64u
 
 /* The walk's next record built into the slot after the last one built: the slot's walk takes
    the position on from f->walk and gives it back (the buffer, its size and the context are each
@@ -606,11 +603,10 @@ static void walk_build(struct feed *f)
         w->ProcessorIndex = f->walk.ProcessorIndex;
         w->LoggerId = f->walk.LoggerId;
         BOOL ok = etw_buffer_next_record(w, &f->ahead[slot]);
-        uint32_t ahead =
-                w->Position + FEED_BYTES_AHEAD < w->End ? w->Position + FEED_BYTES_AHEAD : w->End;
-        for (uint32_t n = 0; f->walk_prefetch_pos < ahead && n < FEED_PREFETCH_LINES;
-             n++, f->walk_prefetch_pos += FEED_LINE)
-                __builtin_prefetch((const uint8_t *)w->Buffer + f->walk_prefetch_pos);
+        /* line by line, each once (prefetch.h) */
+        f->walk_prefetch_pos = (uint32_t)prefetch_lines(
+                w->Buffer, UINT64_MAX, f->walk_prefetch_pos,
+                w->Position + FEED_BYTES_AHEAD < w->End ? w->Position + FEED_BYTES_AHEAD : w->End);
         f->walk.Position = w->Position;
         f->walk.End = w->End;
         f->walk.ProcessorIndex = w->ProcessorIndex;

@@ -29,13 +29,11 @@
 #include "le_bytes.h"
 #include "live_int.h"
 #include "util/clock.h"
+#include "util/prefetch.h"
 #include "util/xalloc.h"
 
-/* How far ahead of the record read the drain asks for the ring (gather_pass), and how many of
-   its lines it asks for at most a record while it gets that far ahead. */
+/* How far ahead of the record read the drain asks for the ring (gather_pass). */
 #define RING_PREFETCH_BYTES 4096
-#define RING_PREFETCH_LINES 8u
-#define RING_LINE           64u
 
 _Static_assert(PERF_RECORD_SWITCH_CPU_WIDE == (PERF_RECORD_SWITCH | 1),
                "a switch record's type is one of the two");
@@ -579,17 +577,14 @@ static uint32_t gather_pass(struct live_source *ls, struct live_ring *r, uint32_
            the reads went past it (or the ring is new) */
         uint64_t pf = r->prefetch_pos;
         if (pf - rpos > RING_PREFETCH_BYTES) /* behind rpos (wrapped), or stale */
-                pf = rpos & ~(uint64_t)(RING_LINE - 1);
+                pf = rpos & ~(uint64_t)(PREFETCH_LINE - 1);
         while (head - rpos >= sizeof(struct perf_event_header)) {
-                /* the ring a page ahead asked for, line by line, where the kernel has written
-                   it: another CPU wrote it, and the hardware's prefetch stops at each page's
-                   end (1024 bytes ahead, a few records, came too late: each header's first
-                   read was two fifths of this loop's time; the one line a page ahead of each
-                   record left two of the three lines of a stack's record to that prefetch) */
-                uint64_t ahead =
-                        head - rpos > RING_PREFETCH_BYTES ? rpos + RING_PREFETCH_BYTES : head;
-                for (uint32_t n = 0; pf < ahead && n < RING_PREFETCH_LINES; n++, pf += RING_LINE)
-                        __builtin_prefetch(r->data + (pf & mask));
+                /* the ring a page ahead asked for, line by line (prefetch.h), where the kernel
+                   has written it: another CPU wrote it (1024 bytes ahead, a few records, came
+                   too late: each header's first read was two fifths of this loop's time) */
+                pf = prefetch_lines(r->data, mask, pf,
+                                    head - rpos > RING_PREFETCH_BYTES ? rpos + RING_PREFETCH_BYTES
+                                                                      : head);
                 /* records are 8-byte aligned: a header never wraps */
                 const struct perf_event_header *h = (const void *)(r->data + (rpos & mask));
                 if (h->size < sizeof(*h) || h->size > head - rpos) {
