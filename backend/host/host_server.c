@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/inotify.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -46,6 +47,11 @@
 #define SPAWN_WAIT_MS    30000
 #define DEFAULT_GRACE_MS 5000
 #define TICK_MS          100
+/* with sessions, the socket's directory is looked at this often (an ancestor renamed away, which
+   the directory's inotify watch does not see); a change in the directory itself wakes the host at
+   once. Without the watch (inotify refused), every second. */
+#define ORPHAN_CHECK_MS      10000
+#define ORPHAN_CHECK_BARE_MS 1000
 /* a kept connection's and a binding's look at the sessions while they wait: the host's end
    wakes them at once (exit_fds), a new request or the binder's end too; this bounds only how
    late they see their session stopped by another (each look a wake-up, dear on a busy machine:
@@ -789,22 +795,36 @@ int host_serve(const char *dir, int ready_fd, unsigned flags, char *why, size_t 
         int grace = env_ms("ETWTOP_HOST_GRACE_MS", DEFAULT_GRACE_MS);
         idle_ms = env_ms("ETWTOP_HOST_IDLE_MS", DEFAULT_IDLE_MS);
         drain_ms = env_ms("ETWTOP_HOST_DRAIN_MS", DEFAULT_DRAIN_MS);
-        int64_t idle_since = 0, next_check = now_ms() + 1000;
+        /* the socket's directory watched: its socket removed or replaced, or the directory
+           itself removed or moved, wakes the host for its check at once, so that with sessions
+           the host need not wake every second to look (a wake-up each, dear on a busy
+           machine) */
+        int watch_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+        if (watch_fd >= 0 &&
+            inotify_add_watch(watch_fd, dir,
+                              IN_DELETE | IN_MOVED_FROM | IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF |
+                                      IN_MOVE_SELF | IN_ONLYDIR) < 0) {
+                close(watch_fd);
+                watch_fd = -1;
+        }
+        int check_ms = watch_fd >= 0 ? ORPHAN_CHECK_MS : ORPHAN_CHECK_BARE_MS;
+        int64_t idle_since = 0, next_check = now_ms() + check_ms;
         const char *ended_why = NULL;
         while (!ended_why) {
                 /* a full house: new clients wait in the listen queue until a request is
                    served or times out (idle_ms), rather than being turned away */
                 bool is_full = atomic_load(&nr_reading) >= MAX_READING ||
                                atomic_load(&nr_active) >= MAX_CONNECTIONS;
-                struct pollfd pfd[2] = {{.fd = is_full ? -1 : listen_fd, .events = POLLIN},
-                                        {.fd = signal_fds[0], .events = POLLIN}};
+                struct pollfd pfd[3] = {{.fd = is_full ? -1 : listen_fd, .events = POLLIN},
+                                        {.fd = signal_fds[0], .events = POLLIN},
+                                        {.fd = watch_fd, .events = POLLIN}};
                 /* with sessions, nothing here needs a tick before the next socket check
-                   (clients and signals wake the poll): 1 wake-up a second, not 10 */
+                   (clients, signals and the directory's changes wake the poll) */
                 int64_t left = next_check - now_ms();
                 int wait = is_full ? 10 : TICK_MS;
                 if (!is_full && session_nr_sessions() > 0 && left > TICK_MS)
-                        wait = left > 1000 ? 1000 : (int)left;
-                int k = poll(pfd, 2, wait);
+                        wait = left > check_ms ? check_ms : (int)left;
+                int k = poll(pfd, 3, wait);
                 if (k < 0 && errno != EINTR)
                         break;
                 if (k > 0 && pfd[1].revents) {
@@ -815,6 +835,19 @@ int host_serve(const char *dir, int ready_fd, unsigned flags, char *why, size_t 
                         int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
                         if (fd >= 0)
                                 conn_accept(fd);
+                }
+                if (k > 0 && pfd[2].revents) {
+                        /* what changed is not read: the check below looks for itself */
+                        char events[4096]
+                                __attribute__((aligned(__alignof__(struct inotify_event))));
+                        while (read(watch_fd, events, sizeof(events)) > 0)
+                                ;
+                        if (pfd[2].revents & (POLLERR | POLLHUP | POLLNVAL)) {
+                                close(watch_fd); /* the watch is gone: the every-second look */
+                                watch_fd = -1;
+                                check_ms = ORPHAN_CHECK_BARE_MS;
+                        }
+                        next_check = 0;
                 }
                 int64_t now = now_ms();
                 bool is_idle = session_nr_sessions() == 0 &&
@@ -832,9 +865,11 @@ int host_serve(const char *dir, int ready_fd, unsigned flags, char *why, size_t 
                         if (lstat(sa.sun_path, &st) < 0 || st.st_ino != sock_st.st_ino ||
                             st.st_dev != sock_st.st_dev)
                                 ended_why = "orphaned";
-                        next_check = now + 1000;
+                        next_check = now + check_ms;
                 }
         }
+        if (watch_fd >= 0)
+                close(watch_fd);
         /* no new client from here: the next start finds no socket and starts a host, which
            waits for this one's lock */
         if (!ended_why || strcmp(ended_why, "orphaned") != 0)
