@@ -268,6 +268,8 @@ void ring_take(struct live_ring *r);
    writers), and the growth of every ring whose events, under next, need more than it holds. */
 bool rings_can_grow(void);
 int rings_grow(struct live_source *ls, const struct live_settings *next, struct etl_error *err);
+/* The dummy event that owns r's ring (its watermark in its spec), NULL where none does. */
+struct live_event *rings_owner(const struct live_source *ls, const struct live_ring *r);
 void ring_take_all(struct live_source *ls);
 void ring_stage_free(struct live_ring *r);
 /* is_behind: rings_behind's answer for this round of the drain. */

@@ -827,6 +827,9 @@ void live_source_get_stats(struct live_source *ls, struct live_stats *st)
         st->nr_append_failures = ls->nr_append_failures + ws.nr_reserve_failures;
         st->nr_rundowns_pending = ls->rundown.is_pending;
         st->ring_bytes = ls->nr_online && ls->rings ? ls->rings[0].data_size : 0;
+        const struct live_event *owner =
+                ls->nr_online && ls->rings ? rings_owner(ls, &ls->rings[0]) : NULL;
+        st->ring_watermark = owner ? owner->spec.attr.wakeup_watermark : 0;
 }
 
 void live_source_flush(struct live_source *ls)

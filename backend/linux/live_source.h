@@ -100,6 +100,8 @@ struct live_stats {
                                          until its records are written (live_source_drain) */
         uint64_t ring_bytes;          /* the first CPU's ring's data: what the events need, grown
                                          by an update that needs more (rings_grow.c) */
+        uint32_t ring_watermark;      /* its bytes that wake the logger
+                                         (attr_spec_ring_watermark) */
 };
 
 struct live_source;

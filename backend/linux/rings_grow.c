@@ -49,6 +49,15 @@ static bool move_events(struct live_source *ls, uint32_t cpu, int fd, int back_f
         return true;
 }
 
+struct live_event *rings_owner(const struct live_source *ls, const struct live_ring *r)
+{
+        for (uint32_t i = 0; i < ls->nr_events; i++)
+                if (ls->events[i]->spec.role == ROLE_RING && ls->events[i]->fd == r->fd &&
+                    !ls->events[i]->is_retired)
+                        return ls->events[i];
+        return NULL;
+}
+
 /* A new ring for r of pages data pages (fresh: its event's fd and its mapping), r's events moved
    to it; r itself still the old ring's until ring_retire. 0, or -errno with err filled (the
    events where they were). */
@@ -59,10 +68,7 @@ static int grow_one(struct live_source *ls, struct live_ring *r, const struct li
         struct live_spec sp;
         attr_spec_build(&env, next, ROLE_RING, 0, &sp);
         /* on the task of the ring it replaces (a -p session's: a thread of the process) */
-        struct live_event *was = NULL;
-        for (uint32_t i = 0; i < ls->nr_events && !was; i++)
-                if (ls->events[i]->spec.role == ROLE_RING && ls->events[i]->fd == r->fd)
-                        was = ls->events[i];
+        struct live_event *was = rings_owner(ls, r);
         if (!was) {
                 live_set_err(err, "CPU %u's ring has no event", r->cpu);
                 return -EINVAL;
@@ -115,15 +121,24 @@ int rings_grow(struct live_source *ls, const struct live_settings *next, struct 
         if (!env.can_grow_rings)
                 return 0;
         uint32_t pages = attr_spec_ring_pages(&env, next);
+        uint32_t watermark = attr_spec_ring_watermark(&env, next);
         long page = sysconf(_SC_PAGESIZE);
         struct live_ring *fresh = xcalloc(ls->nr_online, sizeof(*fresh)); /* meta NULL: none */
         uint32_t nr_grown = 0;
         int rc = 0;
         for (uint32_t c = 0; c < ls->nr_online && rc == 0; c++) {
                 struct live_ring *r = &ls->rings[c];
-                if (!r->meta || r->is_borrowed || (uint64_t)pages * (uint64_t)page <= r->data_size)
+                if (!r->meta || r->is_borrowed)
                         continue;
-                rc = grow_one(ls, r, next, pages, &fresh[c], err);
+                /* a ring made for timer samples alone (its watermark half of it) made again
+                   where switches or stack copies come in: its watermark a quarter (a ring's
+                   watermark is fixed when it is made) */
+                const struct live_event *owner = rings_owner(ls, r);
+                bool is_late = owner && owner->spec.attr.wakeup_watermark > watermark;
+                if ((uint64_t)pages * (uint64_t)page <= r->data_size && !is_late)
+                        continue;
+                uint32_t at_least = (uint32_t)(r->data_size / (uint64_t)page);
+                rc = grow_one(ls, r, next, pages > at_least ? pages : at_least, &fresh[c], err);
                 nr_grown += rc == 0;
         }
         if (nr_grown) {

@@ -901,6 +901,8 @@ static void test_update_grows_rings(void **state)
         etwtop_test_spin(20000000);
         live_source_get_stats(ls, &st);
         assert_int_equal(st.ring_bytes, (uint64_t)LIVE_RING_MIN_PAGES * (uint64_t)page);
+        /* the side-band's ring kept: its watermark a quarter, below what the samples allow */
+        assert_int_equal(st.ring_watermark, st.ring_bytes / 4);
 
         /* the switches and wake-ups: the default ring, grown with the samples running */
         struct live_settings next;
@@ -910,6 +912,7 @@ static void test_update_grows_rings(void **state)
         live_source_get_stats(ls, &st);
         assert_true(st.ring_bytes > (uint64_t)LIVE_RING_MIN_PAGES * (uint64_t)page);
         assert_int_equal(st.ring_bytes & (st.ring_bytes - 1), 0);
+        assert_int_equal(st.ring_watermark, st.ring_bytes / 4);
         for (int i = 0; i < 200; i++) /* switches, each with its stack */
                 usleep(100);
         etwtop_test_spin(20000000);
@@ -929,6 +932,67 @@ static void test_update_grows_rings(void **state)
                       nr_samples, nr_cs_after);
         assert_true(nr_processes > 0);
         assert_true(nr_samples > 0);
+        assert_true(nr_cs_after > 0);
+        free_events();
+}
+
+/* A ring made for timer samples alone wakes the logger at half of it (attr_spec_ring_watermark);
+   an update that brings switches and wake-ups, which nothing bounds, makes it again (its size
+   fixed here by ETWTOP_RING_PAGES) with the watermark at a quarter, the events running. */
+static void test_update_remakes_timer_ring(void **state)
+{
+        (void)state;
+        need_cpu_wide();
+        if (!rings_can_grow()) {
+                print_message("skipped: this kernel refuses MEMBARRIER_CMD_GLOBAL (nohz_full): "
+                              "its rings are made once\n");
+                skip();
+        }
+        char pages[16];
+        snprintf(pages, sizeof(pages), "%u", LIVE_RING_MIN_PAGES);
+        setenv("ETWTOP_RING_PAGES", pages, 1);
+        uint64_t ring = (uint64_t)LIVE_RING_MIN_PAGES * (uint64_t)sysconf(_SC_PAGESIZE);
+        struct live_settings s;
+        kernel_settings(&s);
+        s.masks.Masks[0] &= ~(EVENT_TRACE_FLAG_CSWITCH | EVENT_TRACE_FLAG_DISPATCHER);
+        s.masks.Masks[1] = PERF_GET_MASK_GROUP(PERF_PROFILE);
+        s.nr_stack_hooks = 1;
+        s.stack_walk = PERF_CONV_WALK_FP;
+        struct etl_writer *w = new_writer(path);
+        struct live_source *ls = open_or_skip(&s, w);
+        wait_rundown(ls);
+        struct live_stats st;
+        live_source_get_stats(ls, &st);
+        assert_int_equal(st.ring_bytes, ring);
+        assert_int_equal(st.ring_watermark, ring / 2);
+        etwtop_test_spin(20000000);
+
+        struct live_settings next;
+        kernel_settings(&next);
+        next.stack_walk = PERF_CONV_WALK_FP;
+        struct etl_error err = {0};
+        assert_int_equal(live_source_update(ls, &next, &err), 0);
+        uint64_t t_update = now_ns();
+        live_source_get_stats(ls, &st);
+        assert_int_equal(st.ring_bytes, ring);
+        assert_int_equal(st.ring_watermark, ring / 4);
+        for (int i = 0; i < 200; i++) /* switches */
+                usleep(100);
+        etwtop_test_spin(20000000);
+        while (live_source_drain(ls, 100000) > 0)
+                ;
+        live_source_get_stats(ls, &st);
+        assert_int_equal(st.nr_events_lost, 0);
+        close_and_read_back(ls, w);
+        unsetenv("ETWTOP_RING_PAGES");
+        size_t nr_cs_after = 0, nr_samples_after = 0;
+        for (size_t i = 0; i < nr_evs; i++) {
+                nr_cs_after += evs[i].type == KEV_CSWITCH && evs[i].ts > t_update;
+                nr_samples_after += evs[i].type == KEV_SAMPLE && evs[i].ts > t_update;
+        }
+        print_message("%zu samples, %zu switches after the ring was made again\n", nr_samples_after,
+                      nr_cs_after);
+        assert_true(nr_samples_after > 0);
         assert_true(nr_cs_after > 0);
         free_events();
 }
@@ -2155,6 +2219,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_lost_read_when_full, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_update, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_update_grows_rings, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_update_remakes_timer_ring, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_update_turns_on_rundown, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_update_reads_wait_sites_aside, setup,
                                                 teardown),
