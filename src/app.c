@@ -472,13 +472,9 @@ static void run_screen(struct app *a, int sfd)
                 ULONG status = ERROR_SUCCESS;
                 bool is_done = feed_is_done(a->feed, &status);
                 /* live, a refresh due within a quarter of the delay is made at the session's
-                   delivery (its buffers come once a second, FlushTimer): the screen wakes once
-                   for both rather than twice, and shows what just came */
-                bool is_delivered = n > 0 && (p[2].revents & POLLIN);
-                int64_t due = last + delay;
-                if (a->st.is_live && is_delivered)
-                        due -= delay / 4;
-                if (now >= due || (is_done && !was_done)) {
+                   delivery (once a second, FlushTimer): one wake-up for both, not two */
+                bool is_early = a->st.is_live && n > 0 && (p[2].revents & POLLIN);
+                if (now >= last + delay - (is_early ? delay / 4 : 0) || (is_done && !was_done)) {
                         is_dirty = true;
                         if (!a->st.is_live && is_done && !was_done) {
                                 /* what it skipped, if anything (a range's message stays) */
