@@ -126,6 +126,18 @@ static void need_cpu_wide(void)
         }
 }
 
+/* Skips a test of the rings' growth at an update (system-wide) where this machine allows none,
+   saying why. */
+static void need_rings_grow(void)
+{
+        need_cpu_wide();
+        if (!rings_can_grow()) {
+                print_message("skipped: this kernel refuses MEMBARRIER_CMD_GLOBAL (nohz_full): "
+                              "its rings are made once, at their default size\n");
+                skip();
+        }
+}
+
 /* Opens a source, or skips the test with the reason when this machine does not allow it. */
 static struct live_source *open_or_skip(const struct live_settings *s, struct etl_writer *w)
 {
@@ -869,12 +881,7 @@ static void test_update(void **state)
 static void test_update_grows_rings(void **state)
 {
         (void)state;
-        need_cpu_wide();
-        if (!rings_can_grow()) {
-                print_message("skipped: this kernel refuses MEMBARRIER_CMD_GLOBAL (nohz_full): "
-                              "its rings are made at their default size at the start\n");
-                skip();
-        }
+        need_rings_grow();
         unsetenv("ETWTOP_RING_PAGES");
         long page = sysconf(_SC_PAGESIZE);
         struct live_settings s;
@@ -942,12 +949,7 @@ static void test_update_grows_rings(void **state)
 static void test_update_remakes_timer_ring(void **state)
 {
         (void)state;
-        need_cpu_wide();
-        if (!rings_can_grow()) {
-                print_message("skipped: this kernel refuses MEMBARRIER_CMD_GLOBAL (nohz_full): "
-                              "its rings are made once\n");
-                skip();
-        }
+        need_rings_grow();
         char pages[16];
         snprintf(pages, sizeof(pages), "%u", LIVE_RING_MIN_PAGES);
         setenv("ETWTOP_RING_PAGES", pages, 1);
