@@ -121,22 +121,23 @@ uint32_t attr_spec_ring_pages(const struct live_spec_env *env, const struct live
         return pages;
 }
 
-/* The bytes of a ring that wake the logger: a quarter of it; half where the session's records
-   come at a rate its settings bound and the ring was sized for (timer samples with the kernel's
-   frame-pointer chains, no stack copies, no switches or wake-ups: timer_bytes_per_s, worst case
-   a chain of LIVE_RING_CHAIN_MAX frames, a ring of a 1/LIVE_RING_TIMER_DIV second of it). Such
-   a ring's real samples (a dozen frames, not a hundred) fill a half in more than a FlushTimer
-   of a second: the logger wakes for the flush alone, not two or three times more a second for
-   a quarter (a wake-up each, ~40 us of CPU on a busy VM: a sixth of a samples-only logger's),
-   and the other half still holds an eighth of a second at the worst case's rate. */
-uint32_t attr_spec_ring_watermark(const struct live_spec_env *env, const struct live_settings *s)
+/* The bytes of a ring of ring_bytes that wake the logger: a quarter of it; half where the
+   session's records come at a rate its settings bound and its rings are sized for (timer samples
+   with the kernel's frame-pointer chains, no stack copies, no switches or wake-ups:
+   timer_bytes_per_s, worst case a chain of LIVE_RING_CHAIN_MAX frames, a ring of at least a
+   1/LIVE_RING_TIMER_DIV second of it). Such a ring's real samples (a dozen frames, not a
+   hundred) fill a half in more than a FlushTimer of a second: the logger wakes for the flush
+   alone, not two or three times more a second for a quarter (a wake-up each, ~40 us of CPU on a
+   busy VM: a sixth of a samples-only logger's), and the other half still holds an eighth of a
+   second at the worst case's rate. */
+uint32_t attr_spec_ring_watermark(const struct live_settings *s, uint64_t ring_bytes)
 {
-        uint32_t bytes = attr_spec_ring_pages(env, s) * (uint32_t)sysconf(_SC_PAGESIZE);
         uint64_t timer_bytes = timer_bytes_per_s(s);
         bool is_bounded = timer_bytes && timer_bytes != UINT64_MAX &&
                           s->stack_walk != PERF_CONV_WALK_DWARF &&
                           s->stack_walk != PERF_CONV_WALK_AUTO;
-        return is_bounded ? bytes / 2 : bytes / 4;
+        uint64_t bytes = is_bounded ? ring_bytes / 2 : ring_bytes / 4;
+        return bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes;
 }
 
 bool attr_spec_wants_cswitch(const struct live_settings *s)
@@ -445,7 +446,9 @@ bool attr_spec_build(const struct live_spec_env *env, const struct live_settings
                    drain takes the whole ring, and the rest is the slack for the logger's wait
                    for a CPU */
                 sp->attr.watermark = 1;
-                sp->attr.wakeup_watermark = attr_spec_ring_watermark(env, s);
+                sp->attr.wakeup_watermark =
+                        attr_spec_ring_watermark(s, (uint64_t)attr_spec_ring_pages(env, s) *
+                                                            (uint64_t)sysconf(_SC_PAGESIZE));
                 sp->conv.kind = PERF_CONV_SIDEBAND;
                 break;
         case ROLE_PROC:

@@ -94,9 +94,10 @@ bool attr_spec_same(const struct live_spec *a, const struct live_spec *b);
 bool attr_spec_role_enabled(const struct live_settings *s, enum live_role role);
 
 /* The data pages of each CPU's ring (a power of 2). */
-/* The bytes of s's ring that wake the logger (attr_spec_build's ROLE_RING: wakeup_watermark). */
-uint32_t attr_spec_ring_watermark(const struct live_spec_env *env, const struct live_settings *s);
 uint32_t attr_spec_ring_pages(const struct live_spec_env *env, const struct live_settings *s);
+/* The bytes of a ring of ring_bytes under s that wake the logger (the ROLE_RING event's
+   wakeup_watermark): a half or a quarter of it. */
+uint32_t attr_spec_ring_watermark(const struct live_settings *s, uint64_t ring_bytes);
 
 bool attr_spec_wants_cswitch(const struct live_settings *s);
 bool attr_spec_wants_ready(const struct live_settings *s);

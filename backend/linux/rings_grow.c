@@ -67,6 +67,10 @@ static int grow_one(struct live_source *ls, struct live_ring *r, const struct li
         struct live_spec_env env = live_env(ls);
         struct live_spec sp;
         attr_spec_build(&env, next, ROLE_RING, 0, &sp);
+        /* its watermark for its own size (pages: next's, or more where a ring made again for its
+           watermark is kept at its size) */
+        sp.attr.wakeup_watermark =
+                attr_spec_ring_watermark(next, (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE));
         /* on the task of the ring it replaces (a -p session's: a thread of the process) */
         struct live_event *was = rings_owner(ls, r);
         if (!was) {
@@ -121,7 +125,6 @@ int rings_grow(struct live_source *ls, const struct live_settings *next, struct 
         if (!env.can_grow_rings)
                 return 0;
         uint32_t pages = attr_spec_ring_pages(&env, next);
-        uint32_t watermark = attr_spec_ring_watermark(&env, next);
         long page = sysconf(_SC_PAGESIZE);
         struct live_ring *fresh = xcalloc(ls->nr_online, sizeof(*fresh)); /* meta NULL: none */
         uint32_t nr_grown = 0;
@@ -132,9 +135,11 @@ int rings_grow(struct live_source *ls, const struct live_settings *next, struct 
                         continue;
                 /* a ring made for timer samples alone (its watermark half of it) made again
                    where switches or stack copies come in: its watermark a quarter (a ring's
-                   watermark is fixed when it is made) */
+                   watermark is fixed when it is made); the other way, a ring of a quarter
+                   stays */
                 const struct live_event *owner = rings_owner(ls, r);
-                bool is_late = owner && owner->spec.attr.wakeup_watermark > watermark;
+                bool is_late = owner && owner->spec.attr.wakeup_watermark >
+                                                attr_spec_ring_watermark(next, r->data_size);
                 if ((uint64_t)pages * (uint64_t)page <= r->data_size && !is_late)
                         continue;
                 uint32_t at_least = (uint32_t)(r->data_size / (uint64_t)page);

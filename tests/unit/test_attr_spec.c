@@ -180,15 +180,16 @@ static void test_timer_ring(void **state)
         attr_spec_list(&env, &s, specs);
         assert_int_equal(specs[0].role, ROLE_RING);
         assert_int_equal(specs[0].attr.wakeup_watermark, 512u * 4096u / 2);
-        assert_int_equal(attr_spec_ring_watermark(&env, &s), 512u * 4096u / 2);
+        assert_int_equal(attr_spec_ring_watermark(&s, 512u * 4096u), 512u * 4096u / 2);
         s.stack_walk = PERF_CONV_WALK_AUTO; /* stack copies: a quarter */
-        assert_int_equal(attr_spec_ring_watermark(&env, &s), 2048u * 4096u / 4);
+        assert_int_equal(attr_spec_ring_watermark(&s, 2048u * 4096u), 2048u * 4096u / 4);
         s.stack_walk = PERF_CONV_WALK_FP;
         s.masks.Masks[0] |= EVENT_TRACE_FLAG_DISPATCHER; /* wake-ups: a quarter */
-        assert_int_equal(attr_spec_ring_watermark(&env, &s), 2048u * 4096u / 4);
+        assert_int_equal(attr_spec_ring_watermark(&s, 2048u * 4096u), 2048u * 4096u / 4);
         s.masks.Masks[0] &= ~EVENT_TRACE_FLAG_DISPATCHER;
         s.nr_stack_hooks = 0; /* no stacks, still bounded: half */
-        assert_int_equal(attr_spec_ring_watermark(&env, &s), LIVE_RING_MIN_PAGES * 4096u / 2);
+        assert_int_equal(attr_spec_ring_watermark(&s, LIVE_RING_MIN_PAGES * 4096u),
+                         LIVE_RING_MIN_PAGES * 4096u / 2);
         s.nr_stack_hooks = 1;
         s.profile_interval_100ns = 10000; /* 1 kHz: the smallest ring */
         assert_int_equal(attr_spec_ring_pages(&env, &s), LIVE_RING_MIN_PAGES);
@@ -212,7 +213,8 @@ static void test_timer_ring(void **state)
                 EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD | EVENT_TRACE_FLAG_IMAGE_LOAD;
         assert_int_equal(attr_spec_ring_pages(&env, &s), LIVE_RING_MIN_PAGES);
         /* and it wakes the logger at a quarter (no samples: nothing bounds what comes) */
-        assert_int_equal(attr_spec_ring_watermark(&env, &s), LIVE_RING_MIN_PAGES * 4096u / 4);
+        assert_int_equal(attr_spec_ring_watermark(&s, LIVE_RING_MIN_PAGES * 4096u),
+                         LIVE_RING_MIN_PAGES * 4096u / 4);
         /* rings that cannot grow: the default, whatever the events of now */
         env.can_grow_rings = false;
         assert_int_equal(attr_spec_ring_pages(&env, &s), 2048);

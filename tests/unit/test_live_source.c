@@ -928,6 +928,13 @@ static void test_update_grows_rings(void **state)
         live_source_get_stats(ls, &st);
         assert_int_equal(st.nr_events_lost, 0);
         assert_int_equal(st.nr_updates, 2);
+        /* back to the timer samples alone: the grown ring stays, its watermark a quarter (not
+           made again for the half that a ring of their own size would take) */
+        uint64_t grown = st.ring_bytes;
+        assert_int_equal(live_source_update(ls, &samples, &err), 0);
+        live_source_get_stats(ls, &st);
+        assert_int_equal(st.ring_bytes, grown);
+        assert_int_equal(st.ring_watermark, grown / 4);
         close_and_read_back(ls, w);
         size_t nr_cs_after = 0, nr_samples = 0, nr_processes = 0;
         for (size_t i = 0; i < nr_evs; i++) {
