@@ -803,7 +803,7 @@ int host_serve(const char *dir, int ready_fd, unsigned flags, char *why, size_t 
         if (watch_fd >= 0 &&
             inotify_add_watch(watch_fd, dir,
                               IN_DELETE | IN_MOVED_FROM | IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF |
-                                      IN_MOVE_SELF | IN_ONLYDIR) < 0) {
+                                      IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW) < 0) {
                 close(watch_fd);
                 watch_fd = -1;
         }

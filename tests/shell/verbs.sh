@@ -232,5 +232,18 @@ run --stop etwtop_rt
 run --start etwtop_rt --realtime --min-buffers 1
 check "--min-buffers 1: refused (2 .. 65536)" bash -c "[ $? = 2 ] && grep -q 'min-buffers takes 2' '$tmp/err'"
 
+# A host whose socket is taken away ends (orphaned: nobody can reach its sessions), stopping its
+# sessions: its watch on the socket's folder wakes it at once (else a look every 10 s)
+orph="$tmp/rt-orphan"
+ETWTOP_RUNTIME_DIR="$orph" "$ETWTOP" --start etwtop_orphan --buffering >"$tmp/out" 2>"$tmp/err"
+check "--start in a folder of its own: exit 0" [ $? = 0 ]
+ohost=$(cat "$orph/host.lock" 2>/dev/null)
+host_gone() { [ ! -d "/proc/$ohost" ] || grep -q '^State:[[:space:]]*Z' "/proc/$ohost/status"; }
+check "its host runs (${ohost:-none})" eval '[ -n "$ohost" ] && ! host_gone'
+rm -f "$orph/host.sock"
+t_rm=$SECONDS
+wait_until 60 host_gone
+check "its socket removed: the host ends ($((SECONDS - t_rm)) s)" host_gone
+
 echo "$nr_pass passed, $nr_fail failed, $nr_skip skipped"
 [ "$nr_fail" = 0 ]
