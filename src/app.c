@@ -471,10 +471,10 @@ static void run_screen(struct app *a, int sfd)
                 int64_t now = app_now_ns();
                 ULONG status = ERROR_SUCCESS;
                 bool is_done = feed_is_done(a->feed, &status);
-                /* live, a refresh due within a quarter of the delay is made at the session's
-                   delivery (once a second, FlushTimer): one wake-up for both, not two */
+                /* live, a refresh due in delay/4 (<= 250 ms) is made at a delivery: one wake-up */
                 bool is_early = a->st.is_live && n > 0 && (p[2].revents & POLLIN);
-                if (now >= last + delay - (is_early ? delay / 4 : 0) || (is_done && !was_done)) {
+                int64_t early = is_early ? (delay < 1000000000 ? delay / 4 : 250000000) : 0;
+                if (now >= last + delay - early || (is_done && !was_done)) {
                         is_dirty = true;
                         if (!a->st.is_live && is_done && !was_done) {
                                 /* what it skipped, if anything (a range's message stays) */
