@@ -177,6 +177,45 @@ const char *ui_table_cell_text(const struct ui_table *t, uint32_t row, uint32_t 
         return text_of(cell(t, row, col));
 }
 
+/* v in decimal into buf (size > 20), as "%" PRIu64 writes it; the bytes written. */
+static size_t put_u64(char *buf, uint64_t v)
+{
+        char digits[20];
+        size_t n = 0;
+        do {
+                digits[n++] = (char)('0' + v % 10);
+                v /= 10;
+        } while (v);
+        for (size_t i = 0; i < n; i++)
+                buf[i] = digits[n - 1 - i];
+        buf[n] = 0;
+        return n;
+}
+
+/* d as "%.2f" writes it, then suffix, into buf of size bytes: false where it is not sure of
+   printf's rounding (d * 100 within a millionth of a half, whose exact binary value only printf
+   rounds right), or d is negative, not finite or large: the caller asks snprintf. The refresh
+   formats every number it shows, and printf's conversion of a double was ~1,000 instructions. */
+static bool put_fixed2(char *buf, size_t size, double d, const char *suffix)
+{
+        if (signbit(d) || !(d < 1e9) || size < 32)
+                return false;
+        double s = d * 100;
+        double whole = floor(s);
+        double frac = s - whole;
+        if (fabs(frac - 0.5) < 1e-6)
+                return false;
+        uint64_t r = (uint64_t)whole + (frac > 0.5);
+        size_t n = put_u64(buf, r / 100);
+        buf[n++] = '.';
+        buf[n++] = (char)('0' + r % 100 / 10);
+        buf[n++] = (char)('0' + r % 10);
+        for (const char *x = suffix; *x; x++)
+                buf[n++] = *x;
+        buf[n] = 0;
+        return true;
+}
+
 void ui_table_format(const struct ui_table *t, uint32_t row, uint32_t col, char *buf, size_t size)
 {
         const struct ui_cell *c = cell(t, row, col);
@@ -188,18 +227,25 @@ void ui_table_format(const struct ui_table *t, uint32_t row, uint32_t col, char 
         }
         switch (t->cols[col].kind) {
         case UI_COL_TEXT: text_sanitize(buf, size < TEXT_MAX ? size : TEXT_MAX, text_of(c)); break;
-        case UI_COL_U64: snprintf(buf, size, "%" PRIu64, c->u); break;
+        case UI_COL_U64:
+                if (size > 20)
+                        put_u64(buf, c->u);
+                else
+                        snprintf(buf, size, "%" PRIu64, c->u);
+                break;
         case UI_COL_PCT:
                 if (isnan(c->d))
                         snprintf(buf, size, "-");
-                else
+                else if (!put_fixed2(buf, size, c->d, "%"))
                         snprintf(buf, size, "%.2f%%", c->d);
                 break;
         case UI_COL_RATIO:
-                if (c->d != 0)
+                if (c->d == 0) {
+                        if (size)
+                                buf[0] = '\0';
+                } else if (!put_fixed2(buf, size, c->d, "")) {
                         snprintf(buf, size, "%.2f", c->d);
-                else if (size)
-                        buf[0] = '\0';
+                }
                 break;
         case UI_COL_REAL:
                 if (isnan(c->d))

@@ -210,6 +210,67 @@ static void test_cells(void **state)
 
 /* Borrowed text is kept as a pointer, sanitized only when shown, compared or searched; copied
    text is sanitized once, into the arena. */
+/* The numbers as printf writes them ("%.2f%%", "%.2f", "%" PRIu64), which the table's own
+   conversions must match byte for byte: shares of counts as the views make them, the halves
+   whose exact binary value decides printf's rounding (0.125, 12.345, 2.675), negatives, zeros,
+   large and random values. */
+static void test_cells_as_printf(void **state)
+{
+        (void)state;
+        static const struct ui_column numbers[] = {
+                {"Share", UI_COL_PCT, 7, 0},
+                {"Ratio", UI_COL_RATIO, 7, 0},
+                {"Count", UI_COL_U64, 8, 0},
+        };
+        struct ui_table t;
+        ui_table_init(&t, numbers, 3);
+        uint32_t r = ui_table_add(&t, 1, 0, 0);
+        char got[64], want[64];
+        static const double fixed[] = {0.0,    -0.0,  0.125,  0.135,  12.345,  2.675,      1.005,
+                                       0.005,  0.015, 99.995, 100.0,  1e-300,  -0.001,     -12.5,
+                                       1e8,    1e9,   1e12,   1e300,  4.35,    0.285,      1.115,
+                                       33.335, 50.0,  0.0049, 0.9999, 9.99999, 0.994999999};
+        uint32_t n = (uint32_t)(sizeof(fixed) / sizeof(fixed[0]));
+        for (uint32_t i = 0; i < n + 300000; i++) {
+                double d;
+                if (i < n)
+                        d = fixed[i];
+                else if (i % 3 == 0) /* a share of counts, as counts() makes it */
+                        d = 100.0 * (double)(rng() % 100000) / (double)(1 + rng() % 100000);
+                else if (i % 3 == 1) /* near a half: xx.xx5 and its neighbours */
+                        d = (double)(rng() % 1000000) / 1000.0 + 0.0005 +
+                            (double)((int64_t)(rng() % 7) - 3) * 1e-17;
+                else
+                        d = (double)(rng() >> 11) / (double)(1ull << (rng() % 60));
+                ui_table_pct(&t, r, 0, d);
+                ui_table_format(&t, r, 0, got, sizeof(got));
+                snprintf(want, sizeof(want), "%.2f%%", d);
+                assert_string_equal(got, want);
+                ui_table_pct(&t, r, 1, d);
+                ui_table_format(&t, r, 1, got, sizeof(got));
+                if (d != 0)
+                        snprintf(want, sizeof(want), "%.2f", d);
+                else
+                        want[0] = 0;
+                assert_string_equal(got, want);
+                uint64_t u = i < 64 ? (i ? 1ull << (i - 1) : 0) : rng() >> (rng() % 64);
+                if (i == 64)
+                        u = UINT64_MAX;
+                ui_table_u64(&t, r, 2, u);
+                ui_table_format(&t, r, 2, got, sizeof(got));
+                snprintf(want, sizeof(want), "%llu", (unsigned long long)u);
+                assert_string_equal(got, want);
+        }
+        /* a short buffer: cut as snprintf cuts */
+        ui_table_pct(&t, r, 0, 12.5);
+        ui_table_format(&t, r, 0, got, 4);
+        assert_string_equal(got, "12.");
+        ui_table_u64(&t, r, 2, 123456789);
+        ui_table_format(&t, r, 2, got, 5);
+        assert_string_equal(got, "1234");
+        ui_table_fini(&t);
+}
+
 static void test_text_borrowed_and_copied(void **state)
 {
         (void)state;
@@ -771,6 +832,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_text_sanitize),
                 cmocka_unit_test(test_cells),
+                cmocka_unit_test(test_cells_as_printf),
                 cmocka_unit_test(test_text_borrowed_and_copied),
                 cmocka_unit_test(test_text_long),
                 cmocka_unit_test(test_sort_numbers),
