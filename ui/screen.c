@@ -74,6 +74,10 @@ int ui_screen_open_on(struct ui_screen **out, bool is_mono, FILE *term_out, FILE
         nodelay(stdscr, TRUE);
         curs_set(0);
         set_escdelay(25);
+        /* ncurses looks for typed keys between the lines it writes (a poll of the terminal
+           every few lines, a dozen system calls a refresh), to stop a long update for them:
+           a refresh here is one write of a few KiB, and keys are read right after it */
+        typeahead(-1);
         if (!is_mono && has_colors()) {
                 start_color();
                 use_default_colors();
