@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* app.c: owns the screen's loop and its reactions: keys through the browser and the views'
-   tables, the refresh tick (rates, the session read back, rows rebuilt, the model's aggregation
-   step), what an action asks (zero, zoom, mode, a replay's window, save, apply the panel's edit,
-   quit). The text frames are app_batch.c's, a replay's moves in time app_replay.c's, the
-   annotate page and the save key app_actions.c's. The session is the ETW client's, the events
-   the feed's. */
+   tables, the refresh tick (rates, the session read back, rows rebuilt, the model's step), what
+   an action asks (zero, zoom, mode, a replay's window, save, apply the panel's edit, quit). The
+   text frames are app_batch.c's, a replay's moves in time app_replay.c's, the annotate page and
+   the save key app_actions.c's. The session is the ETW client's, the events the feed's. */
 #include "app.h"
 #include "app_int.h"
 
@@ -65,11 +64,13 @@ static void from_panel(const struct panel_values *pv, struct collect_settings *c
         c->stack_walk = pv->stack_walk;
 }
 
-/* Live: what the session collects now, asked of it (so a change another program made shows),
-   in one request (it goes to the session host). */
+/* Live: what the session collects now (a change another program made shows), asked of the
+   session host where the state its buffers came with does not tell (etw_client_refresh). */
 static ULONG query_back(struct app *a, struct etw_client_stats *cs)
 {
-        return a->st.is_live ? etw_client_query(&a->client, &a->now, cs) : ERROR_SUCCESS;
+        if (!a->st.is_live)
+                return ERROR_SUCCESS;
+        return etw_client_refresh(&a->client, feed_session_state(a->feed), &a->now, cs);
 }
 
 /* What the session collects now (live: query_back's answer, code and cs; replay: what the
@@ -324,9 +325,8 @@ void app_tick(struct app *a, int64_t now)
         if (a->st.is_paused)
                 return;
         app_build_tables(a);
-        if (a->st.is_live) {
+        if (a->st.is_live)
                 profile_refresh(a->profile);
-        }
 }
 
 /* ---- the loops ---- */

@@ -249,8 +249,8 @@ static bool same_hooks(const uint16_t *a, uint32_t na, const uint16_t *b, uint32
         return true;
 }
 
-ULONG etw_client_apply(struct etw_client *c, const struct collect_settings *want, char *err,
-                       size_t err_size)
+static ULONG apply_settings(struct etw_client *c, const struct collect_settings *want, char *err,
+                            size_t err_size)
 {
         struct collect_settings now;
         ULONG st = etw_client_query(c, &now, NULL);
@@ -318,6 +318,14 @@ ULONG etw_client_apply(struct etw_client *c, const struct collect_settings *want
         return ERROR_SUCCESS;
 }
 
+ULONG etw_client_apply(struct etw_client *c, const struct collect_settings *want, char *err,
+                       size_t err_size)
+{
+        ULONG st = apply_settings(c, want, err, err_size);
+        c->settings_gen = 0; /* changed here: the next refresh asks (etw_client_refresh) */
+        return st;
+}
+
 /* An event list read back as hook ids. */
 static uint32_t hooks_of_events(const CLASSIC_EVENT_ID *ids, ULONG nr_ids, uint16_t *hooks,
                                 uint32_t max)
@@ -359,6 +367,7 @@ ULONG etw_client_query(struct etw_client *c, struct collect_settings *got,
                 TraceQueryInformation(c->id, ETWTOP_TRACE_SETTINGS_INFO, &ss, sizeof(ss), &len);
         if (code != ERROR_SUCCESS)
                 return code;
+        c->settings_gen = ss.SettingsGeneration;
         if (st) {
                 st->nr_events_lost = ss.EventsLost;
                 st->nr_buffers_written = ss.BuffersWritten;
@@ -389,6 +398,23 @@ ULONG etw_client_query(struct etw_client *c, struct collect_settings *got,
         got->is_lbr_on = hooks_of_events(ss.LbrEvents, ss.NumberOfLbrEvents, lbr_hooks,
                                          COLLECT_MAX_COUNTERS) > 0;
         return ERROR_SUCCESS;
+}
+
+ULONG etw_client_refresh(struct etw_client *c, const struct etw_realtime_session_state *state,
+                         struct collect_settings *got, struct etw_client_stats *st)
+{
+        if (state && state->Sequence != c->state_seq && c->settings_gen &&
+            state->SettingsGeneration == c->settings_gen) {
+                c->state_seq = state->Sequence;
+                if (st)
+                        *st = (struct etw_client_stats){state->EventsLost, state->BuffersWritten,
+                                                        state->RealTimeBuffersLost,
+                                                        state->BufferSize, state->MaximumFileSize};
+                return ERROR_SUCCESS;
+        }
+        if (state)
+                c->state_seq = state->Sequence;
+        return etw_client_query(c, got, st);
 }
 
 ULONG etw_client_save(struct etw_client *c, const char *path, char *err, size_t err_size)

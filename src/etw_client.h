@@ -12,6 +12,8 @@
 #include "etw/evntrace.h"
 #include "etw/ntwmi.h"
 
+struct etw_realtime_session_state; /* etw/etwtop_ext.h */
+
 #define COLLECT_MAX_HOOKS    32
 #define COLLECT_MAX_COUNTERS 4
 
@@ -68,6 +70,10 @@ struct etw_client {
         bool has_session;
         bool is_attached; /* to another's session (etw_client_attach): left running at the end */
         char logger_name[64];
+        /* the settings generation the last etw_client_query read (0: none, or changed by this
+           client since), and the consumer's state etw_client_refresh took last */
+        uint64_t settings_gen;
+        uint64_t state_seq;
 };
 
 /* Starts the session with s applied (StartTrace, then TraceSetInformation and
@@ -100,6 +106,13 @@ ULONG etw_client_apply(struct etw_client *c, const struct collect_settings *want
    ERROR_SUCCESS or the API's code (the session is gone: ERROR_WMI_INSTANCE_NOT_FOUND). */
 ULONG etw_client_query(struct etw_client *c, struct collect_settings *got,
                        struct etw_client_stats *st);
+
+/* A refresh's etw_client_query: where state (a consumer's etw_realtime_get_session_state, NULL
+   for none) is new since the last call and says the settings are those the last query read,
+   its counters into st, got left as that query set it (no request to the session host);
+   else etw_client_query. */
+ULONG etw_client_refresh(struct etw_client *c, const struct etw_realtime_session_state *state,
+                         struct collect_settings *got, struct etw_client_stats *st);
 
 /* Delivers the session's buffers to its consumers now (ControlTrace(FLUSH)), as its FlushTimer
    would at the next tick; st (may be NULL): its counters once they are delivered. */

@@ -107,6 +107,7 @@ struct feed {
         atomic_uint_fast64_t nr_dropped; /* records that did not fit the queue */
         uint64_t nr_buffers;
         ULONG status;
+        struct etw_realtime_session_state state; /* feed_session_state's answer */
 };
 
 static void on_event(void *ctx, const struct kevent *ev)
@@ -701,6 +702,14 @@ static void wake_producer(struct feed *f)
             spsc_nr_queued(f->queue) <= spsc_size(f->queue) / 2 &&
             atomic_exchange(&f->is_waiting, false))
                 event_signal(f->room_fd);
+}
+
+const struct etw_realtime_session_state *feed_session_state(struct feed *f)
+{
+        if (!f || f->is_file || !f->handle)
+                return NULL;
+        return etw_realtime_get_session_state(f->handle, &f->state) == ERROR_SUCCESS ? &f->state
+                                                                                     : NULL;
 }
 
 bool feed_drain(struct feed *f, int64_t budget_ns)

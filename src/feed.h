@@ -15,6 +15,7 @@
 #include "etw/evntrace.h"
 
 struct profile;
+struct etw_realtime_session_state; /* etw/etwtop_ext.h */
 struct feed;
 
 /* Opens the trace: a file (path), or the real-time session named logger_name. Events go to p
@@ -77,6 +78,10 @@ uint64_t feed_nr_dropped(const struct feed *f);
 /* The thread returned (the file read, the session stopped) and everything it handed over is
    decoded; its ProcessTrace status. On the consumer's thread. */
 bool feed_is_done(struct feed *f, ULONG *status);
+/* A live session's counters and settings generation as of the buffers handed over last
+   (etw_realtime_get_session_state, into f), or NULL where none is known (a file, a session host
+   that sends none). On the consumer's thread. */
+const struct etw_realtime_session_state *feed_session_state(struct feed *f);
 /* Buffers read so far, and a file's buffers in all (0 for a session). */
 uint64_t feed_nr_buffers_read(const struct feed *f);
 uint64_t feed_nr_buffers(const struct feed *f);

@@ -958,6 +958,22 @@ ULONG etw_trace_get_stats(PROCESSTRACE_HANDLE TraceHandle, struct etw_trace_stat
         return ERROR_SUCCESS;
 }
 
+ULONG consumer_rt_state(PROCESSTRACE_HANDLE h, struct session_rt_state *st, uint64_t *seq)
+{
+        const struct session_ops *ops = etw_session_ops();
+        pthread_mutex_lock(&handles_lock);
+        int slot = handle_slot(h);
+        /* the stream stays while the lock is held (ProcessTrace unsets it under it first) */
+        ULONG code = slot < 0                     ? ERROR_INVALID_HANDLE
+                     : !handles[slot].is_realtime ? ERROR_INVALID_PARAMETER
+                     : handles[slot].live_rt && ops->rt_state &&
+                                     ops->rt_state(handles[slot].live_rt, st, seq) == 0
+                             ? ERROR_SUCCESS
+                             : ERROR_NOT_SUPPORTED;
+        pthread_mutex_unlock(&handles_lock);
+        return code;
+}
+
 ULONG etw_realtime_get_stats(PROCESSTRACE_HANDLE TraceHandle, ULONG64 *nr_buffers_read,
                              ULONG64 *nr_buffers_lost)
 {

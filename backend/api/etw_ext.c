@@ -11,6 +11,26 @@
 #include "live_source.h"
 #include "session_api.h"
 
+ULONG etw_realtime_get_session_state(PROCESSTRACE_HANDLE TraceHandle,
+                                     struct etw_realtime_session_state *State)
+{
+        if (!State)
+                return ERROR_INVALID_PARAMETER;
+        memset(State, 0, sizeof(*State));
+        struct session_rt_state st;
+        uint64_t seq = 0;
+        ULONG code = consumer_rt_state(TraceHandle, &st, &seq);
+        if (code == ERROR_SUCCESS)
+                *State = (struct etw_realtime_session_state){seq,
+                                                             st.settings_gen,
+                                                             st.nr_events_lost,
+                                                             st.nr_buffers_written,
+                                                             st.nr_rt_buffers_lost,
+                                                             st.buffer_size_kb,
+                                                             st.max_file_mb};
+        return code;
+}
+
 static pthread_once_t caps_once = PTHREAD_ONCE_INIT;
 static struct live_caps caps_probed;
 

@@ -14,4 +14,8 @@ const struct session_ops *etw_session_ops(void);
    session table. */
 void etw_session_ops_become_host(void);
 
+/* A real-time handle's session state while its ProcessTrace runs (ops' rt_state, under the
+   consumer's handle lock): etw_realtime_get_session_state's codes (consumer.c). */
+ULONG consumer_rt_state(PROCESSTRACE_HANDLE h, struct session_rt_state *st, uint64_t *seq);
+
 #endif

@@ -28,6 +28,24 @@ struct session_rt_info {
 /* One real-time consumer attached to a session: its own bounded queue of completed buffers. */
 struct session_rt;
 
+/* What a screen asks its session at every refresh besides the settings (ControlTrace(QUERY)'s
+   counters), and the settings' generation: the host sends it with the buffers (HOST_RT_STATE),
+   so that a consumer asks for the settings only when they changed. */
+struct session_rt_state {
+        uint64_t settings_gen; /* session_settings_generation when it was taken */
+        uint64_t nr_events_lost;
+        uint64_t nr_buffers_written;
+        uint64_t nr_rt_buffers_lost;
+        uint32_t buffer_size_kb;
+        uint32_t max_file_mb;
+};
+
+/* A number that changes whenever any session's settings, or the global profile intervals, do
+   (never 0): what ETWTOP_TRACE_SETTINGS_INFO answers stays true while it stays. */
+uint64_t session_settings_generation(void);
+/* The state of rt's session now: 0, or -ESRCH where it has no session any more. */
+int session_rt_state(struct session_rt *rt, struct session_rt_state *out);
+
 /* What OpenTrace tells a real-time consumer before it attaches: a copy of the session's header
    buffer (the logfile header record, as a file's first buffer has it, and the records the
    kernel logger puts there), owned by the caller (free), with *size and *info. Returns 0, or

@@ -21,6 +21,7 @@ int session_apply_settings(struct session *s, const struct live_settings *next,
                         return rc;
         }
         s->cfg = *next;
+        session_settings_changed();
         return 0;
 }
 

@@ -278,6 +278,8 @@ extern uint32_t session_generations[MAX_SESSIONS];
 /* The global profile configuration (handle 0): TraceSampledProfileIntervalInfo and
    TraceProfileSourceConfigInfo before a kernel logger starts (seed 000). */
 extern uint32_t session_profile_intervals[NR_PROFILE_SOURCES];
+/* A session's settings or the global intervals changed: session_settings_generation moves. */
+void session_settings_changed(void);
 extern uint32_t session_nr_pending_sources;
 extern uint32_t session_pending_sources[LIVE_MAX_SOURCES];
 /* ETWTOP_TRACE_PROCESS_INFO with handle 0: the process of the kernel loggers started next. */

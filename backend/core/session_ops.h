@@ -63,6 +63,10 @@ struct session_ops {
         void (*rt_release)(struct session_rt *rt, uint64_t id);
         bool (*rt_wait_released)(struct session_rt *rt, uint32_t timeout_ms);
         uint64_t (*rt_nr_lost)(const struct session_rt *rt);
+        /* The session's counters and settings generation (session.h), and a number that grows
+           with each new state: as of the buffers handed out last (a host's stream), or now
+           (this process's). 0, or -ENODATA where none is known (NULL: never). */
+        int (*rt_state)(struct session_rt *rt, struct session_rt_state *out, uint64_t *seq);
         const char *(*rt_error)(const struct session_rt *rt);
         void (*rt_detach)(struct session_rt *rt);
 };

@@ -105,6 +105,8 @@ static ULONG query_settings(const char *fn, TRACE_INFO_CLASS c, CONTROLTRACE_ID 
         if (!s)
                 return code;
         memset(&st, 0, sizeof(st));
+        /* the generation before the settings: a change in between shows as a newer one */
+        st.SettingsGeneration = session_settings_generation();
         pthread_mutex_lock(&session_table_lock);
         st.ProfileInterval = session_interval_of(ProfileTime);
         pthread_mutex_unlock(&session_table_lock);

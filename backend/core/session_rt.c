@@ -402,6 +402,29 @@ uint64_t session_rt_nr_lost(const struct session_rt *rt)
         return atomic_load_explicit(&rt->nr_lost, memory_order_relaxed);
 }
 
+int session_rt_state(struct session_rt *rt, struct session_rt_state *out)
+{
+        memset(out, 0, sizeof(*out));
+        struct session *s = rt->s;
+        if (!s)
+                return -ESRCH;
+        /* the generation first: settings changed after it show in the next state's */
+        out->settings_gen = session_settings_generation();
+        EVENT_TRACE_PROPERTIES p;
+        memset(&p, 0, sizeof(p));
+        p.Wnode.BufferSize = sizeof(p); /* no names asked */
+        session_lock_request(s);
+        session_fill_properties(s, &p);
+        pthread_mutex_unlock(&s->lock);
+        /* ControlTrace(QUERY)'s, as ETWTOP_TRACE_SETTINGS_INFO answers them */
+        out->nr_events_lost = p.EventsLost;
+        out->nr_buffers_written = p.BuffersWritten;
+        out->nr_rt_buffers_lost = p.RealTimeBuffersLost;
+        out->buffer_size_kb = p.BufferSize;
+        out->max_file_mb = p.MaximumFileSize;
+        return 0;
+}
+
 const char *session_rt_error(const struct session_rt *rt)
 {
         (void)rt;

@@ -423,6 +423,7 @@ ULONG session_local_set_info(CONTROLTRACE_ID SessionHandle, TRACE_INFO_CLASS Inf
                 pthread_mutex_lock(&session_table_lock);
                 session_profile_intervals[tpi.Source] = v;
                 pthread_mutex_unlock(&session_table_lock);
+                session_settings_changed(); /* ETWTOP_TRACE_SETTINGS_INFO's ProfileInterval */
                 return push_profile_config(fn, c);
         }
         case TraceProfileSourceConfigInfo: {

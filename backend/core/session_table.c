@@ -85,6 +85,19 @@ bool session_guid_is_zero(const GUID *g)
         return IsEqualGUID(g, &zero);
 }
 
+/* session_settings_generation's: from 1, so that 0 is never one (a consumer's "none yet") */
+static _Atomic uint64_t settings_generation = 1;
+
+uint64_t session_settings_generation(void)
+{
+        return atomic_load_explicit(&settings_generation, memory_order_acquire);
+}
+
+void session_settings_changed(void)
+{
+        atomic_fetch_add_explicit(&settings_generation, 1, memory_order_acq_rel);
+}
+
 uint32_t session_interval_of(uint32_t source)
 {
         if (source < NR_PROFILE_SOURCES && session_profile_intervals[source])
@@ -580,6 +593,14 @@ static ULONG local_bind(CONTROLTRACE_ID id)
         return ERROR_SUCCESS;
 }
 
+/* This process's session: its state now, a new one at every ask. */
+static int local_rt_state(struct session_rt *rt, struct session_rt_state *out, uint64_t *seq)
+{
+        static _Atomic uint64_t nr_asked;
+        *seq = atomic_fetch_add_explicit(&nr_asked, 1, memory_order_relaxed) + 1;
+        return session_rt_state(rt, out);
+}
+
 const struct session_ops session_local_ops = {
         .start = session_local_start,
         .control = session_local_control,
@@ -595,6 +616,7 @@ const struct session_ops session_local_ops = {
         .rt_next = session_rt_next,
         .rt_wake = session_rt_interrupt,
         .rt_nr_lost = session_rt_nr_lost,
+        .rt_state = local_rt_state,
         .rt_error = session_rt_error,
         .rt_detach = session_rt_detach,
 };

@@ -92,12 +92,13 @@ struct session_rt;
 /* Streams the session's buffers to the real-time consumer at fd, its attach answered, until the
    session ends (HOST_RT_END), the consumer goes or breaks the protocol, the session stopped and
    the consumer takes nothing for drain_ms (what waits for it is dropped, counted lost), or
-   *is_exiting. is_ring: it asked for a shared ring (HOST_FLAG_RT_RING): HOST_RT_RING first,
-   with the ring's memory file (or none, and the buffers through the socket). is_pool: it asked
-   to read in place too (HOST_FLAG_RT_POOL): HOST_RT_POOL with the session's pool where it has
-   one, then HOST_RT_PLACES, instead of the ring. */
-void host_rt_serve(int fd, struct session_rt *rt, const struct session_rt_info *info, bool is_ring,
-                   bool is_pool, int drain_ms, const atomic_bool *is_exiting);
+   *is_exiting; as its RT_ATTACH's flags ask: a shared ring (HOST_FLAG_RT_RING): HOST_RT_RING
+   first, with the ring's memory file (or none, and the buffers through the socket); to read in
+   place too (HOST_FLAG_RT_POOL): HOST_RT_POOL with the session's pool where it has one, then
+   HOST_RT_PLACES, instead of the ring; the session's state (HOST_FLAG_RT_STATE): an
+   HOST_RT_STATE before each RT_SLOTS or RT_PLACES. */
+void host_rt_serve(int fd, struct session_rt *rt, const struct session_rt_info *info,
+                   uint32_t flags, int drain_ms, const atomic_bool *is_exiting);
 
 /* ---- a consumer's side of the shared ring (host_client_ring.c) ------------------------------ */
 
@@ -210,6 +211,10 @@ int host_client_rt_next(struct host_rt *rt, uint32_t timeout_ms, const uint8_t *
    (from any thread: a CloseTrace). */
 void host_client_rt_wake(struct host_rt *rt);
 uint64_t host_client_rt_nr_lost(const struct host_rt *rt);
+/* The session's state as the host last sent it with the buffers, and how many states came: 0,
+   or -ENODATA where none came yet (a host that sends none: the buffers through the socket). Any
+   thread. */
+int host_client_rt_state(struct host_rt *rt, struct session_rt_state *out, uint64_t *nr_states);
 const char *host_client_rt_error(const struct host_rt *rt);
 /* Held buffers (a stream with a ring): from host_client_rt_hold on, a buffer host_client_rt_next
    handed out stays in its slot, read-only, until host_client_rt_release gives it back (with

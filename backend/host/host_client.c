@@ -545,6 +545,11 @@ struct host_rt {
         atomic_uint_fast64_t done; /* the buffers before it are given back by the consumer */
         pthread_mutex_t release_lock;
         pthread_cond_t released; /* signalled at each host_client_rt_release */
+        /* the session's state as the host last sent it (HOST_FLAG_RT_STATE), and how many came
+           (0: none): written by the consumer's thread, read by any (host_client_rt_state) */
+        pthread_mutex_t state_lock;
+        struct session_rt_state state;
+        uint64_t nr_states;
         char name[HOST_MAX_NAME + 1];
         char why[768];
 };
@@ -609,6 +614,7 @@ int host_client_rt_attach(const char *name, struct host_rt **out, struct session
         }
         rt->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         pthread_mutex_init(&rt->release_lock, NULL);
+        pthread_mutex_init(&rt->state_lock, NULL);
         pthread_condattr_t ca;
         pthread_condattr_init(&ca);
         pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* deadline_after_ms's */
@@ -626,6 +632,9 @@ int host_client_rt_attach(const char *name, struct host_rt **out, struct session
         const char *ring_how = getenv("ETWTOP_RT_RING");
         if (is_ring && !(ring_how && strcmp(ring_how, "copy") == 0))
                 rq->flags |= HOST_FLAG_RT_POOL;
+        /* the session's counters with the buffers: a refresh reads them rather than asking */
+        if (is_ring)
+                rq->flags |= HOST_FLAG_RT_STATE;
         snprintf(rq->name, sizeof(rq->name), "%s", name);
         struct host_msg m = {0};
         host_msg_request(&m, rq);
@@ -688,6 +697,44 @@ void host_client_rt_wake(struct host_rt *rt)
         }
 }
 
+/* The stream's next message but a state (kept for host_client_rt_state): 0, -EAGAIN (none
+   within timeout_ms), or the read's or the decoding's error, why set. */
+static int read_rt_msg(struct host_rt *rt, uint32_t timeout_ms, struct host_rt_msg *m, char *why,
+                       size_t why_size)
+{
+        for (;;) {
+                size_t msg_size;
+                int rc = host_io_read_msg_kept(rt->fd, 0, REPLY_MS, &rt->msg, &rt->msg_cap,
+                                               &msg_size, why, why_size);
+                /* none there yet: a wait on the socket and the wake together (a CloseTrace ends
+                   it, so the consumer's thread sleeps until the host sends, not a timer's
+                   while) */
+                if (rc == -EAGAIN && timeout_ms > 0 && stream_wait(rt, timeout_ms))
+                        rc = host_io_read_msg_kept(rt->fd, 0, REPLY_MS, &rt->msg, &rt->msg_cap,
+                                                   &msg_size, why, why_size);
+                if (rc < 0)
+                        return rc;
+                rc = host_proto_decode_rt(rt->msg, msg_size, m, why, why_size);
+                if (rc < 0 || m->type != HOST_RT_STATE)
+                        return rc;
+                pthread_mutex_lock(&rt->state_lock);
+                rt->state = (struct session_rt_state){m->settings_gen,       m->nr_events_lost,
+                                                      m->nr_buffers_written, m->nr_rt_buffers_lost,
+                                                      m->buffer_size_kb,     m->max_file_mb};
+                rt->nr_states++;
+                pthread_mutex_unlock(&rt->state_lock);
+        }
+}
+
+int host_client_rt_state(struct host_rt *rt, struct session_rt_state *out, uint64_t *nr_states)
+{
+        pthread_mutex_lock(&rt->state_lock);
+        *out = rt->state;
+        *nr_states = rt->nr_states;
+        pthread_mutex_unlock(&rt->state_lock);
+        return *nr_states ? 0 : -ENODATA;
+}
+
 int host_client_rt_next(struct host_rt *rt, uint32_t timeout_ms, const uint8_t **buf,
                         uint32_t *size)
 {
@@ -716,19 +763,10 @@ int host_client_rt_next(struct host_rt *rt, uint32_t timeout_ms, const uint8_t *
         }
         /* (the socket's way) the buffer handed out last is done with: the next message takes
            its place */
-        size_t msg_size;
-        int rc = host_io_read_msg_kept(rt->fd, 0, REPLY_MS, &rt->msg, &rt->msg_cap, &msg_size, why,
-                                       sizeof(why));
-        /* none there yet: a wait on the socket and the wake together (a CloseTrace ends it, so
-           the consumer's thread sleeps until the host sends, not a timer's while) */
-        if (rc == -EAGAIN && timeout_ms > 0 && stream_wait(rt, timeout_ms))
-                rc = host_io_read_msg_kept(rt->fd, 0, REPLY_MS, &rt->msg, &rt->msg_cap, &msg_size,
-                                           why, sizeof(why));
+        struct host_rt_msg m;
+        int rc = read_rt_msg(rt, timeout_ms, &m, why, sizeof(why));
         if (rc == -EAGAIN)
                 return -EAGAIN;
-        struct host_rt_msg m;
-        if (rc == 0)
-                rc = host_proto_decode_rt(rt->msg, msg_size, &m, why, sizeof(why));
         if (rc == 0 && (rt->ring.mem ? m.type == HOST_RT_BUFFER
                                      : m.type == HOST_RT_SLOTS || m.type == HOST_RT_PLACES)) {
                 snprintf(why, sizeof(why), "a %s message in a stream %s a ring",
@@ -831,6 +869,7 @@ void host_client_rt_detach(struct host_rt *rt)
                 close(rt->wake_fd);
         host_ring_unmap(&rt->ring);
         pthread_mutex_destroy(&rt->release_lock);
+        pthread_mutex_destroy(&rt->state_lock);
         pthread_cond_destroy(&rt->released);
         free(rt->msg);
         free(rt);

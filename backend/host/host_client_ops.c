@@ -100,6 +100,11 @@ static uint64_t client_rt_nr_lost(const struct session_rt *rt)
         return host_client_rt_nr_lost(const_stream(rt));
 }
 
+static int client_rt_state(struct session_rt *rt, struct session_rt_state *out, uint64_t *seq)
+{
+        return host_client_rt_state(stream(rt), out, seq);
+}
+
 static const char *client_rt_error(const struct session_rt *rt)
 {
         return host_client_rt_error(const_stream(rt));
@@ -129,6 +134,7 @@ const struct session_ops host_client_ops = {
         .rt_release = client_rt_release,
         .rt_wait_released = client_rt_wait_released,
         .rt_nr_lost = client_rt_nr_lost,
+        .rt_state = client_rt_state,
         .rt_error = client_rt_error,
         .rt_detach = client_rt_detach,
 };

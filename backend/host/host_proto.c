@@ -195,6 +195,20 @@ void host_msg_rt_places(struct host_msg *m, uint64_t nr_lost, uint64_t seq, cons
         host_msg_end(m);
 }
 
+void host_msg_rt_state(struct host_msg *m, uint64_t settings_gen, uint64_t nr_events_lost,
+                       uint64_t nr_buffers_written, uint64_t nr_rt_buffers_lost,
+                       uint32_t buffer_size_kb, uint32_t max_file_mb)
+{
+        host_msg_begin(m, HOST_RT_STATE);
+        host_msg_u64(m, settings_gen);
+        host_msg_u64(m, nr_events_lost);
+        host_msg_u64(m, nr_buffers_written);
+        host_msg_u64(m, nr_rt_buffers_lost);
+        host_msg_u32(m, buffer_size_kb);
+        host_msg_u32(m, max_file_mb);
+        host_msg_end(m);
+}
+
 void host_msg_rt_release(struct host_msg *m, uint64_t seq)
 {
         host_msg_begin(m, HOST_RT_RELEASE);
@@ -352,6 +366,7 @@ const char *host_proto_type_name(uint16_t type)
         case HOST_RT_RELEASE: return "RT_RELEASE";
         case HOST_RT_POOL: return "RT_POOL";
         case HOST_RT_PLACES: return "RT_PLACES";
+        case HOST_RT_STATE: return "RT_STATE";
         default: return "unknown";
         }
 }
@@ -457,6 +472,8 @@ int host_proto_decode_request(const uint8_t *msg, size_t size, struct host_reque
                 fail(&r, "a shared ring asked for in a %s request", host_proto_type_name(type));
         if (!r.error && (rq->flags & HOST_FLAG_RT_POOL) && !(rq->flags & HOST_FLAG_RT_RING))
                 fail(&r, "buffers in place asked for without a shared ring");
+        if (!r.error && (rq->flags & HOST_FLAG_RT_STATE) && !(rq->flags & HOST_FLAG_RT_RING))
+                fail(&r, "the session's state asked for without a shared ring");
         rq->handle = rd_u64(&r, "handle");
         rq->code = rd_u32(&r, "code");
         rq->length = rd_u32(&r, "length");
@@ -658,6 +675,15 @@ int host_proto_decode_rt(const uint8_t *msg, size_t size, struct host_rt_msg *rt
                         rt->places = r.p + r.pos;
                         r.pos += (size_t)rt->nr_slots * 4;
                 }
+        } else if (type == HOST_RT_STATE) {
+                rt->settings_gen = rd_u64(&r, "settings generation");
+                rt->nr_events_lost = rd_u64(&r, "events lost");
+                rt->nr_buffers_written = rd_u64(&r, "buffers written");
+                rt->nr_rt_buffers_lost = rd_u64(&r, "real-time buffers lost");
+                rt->buffer_size_kb = rd_u32(&r, "buffer size");
+                rt->max_file_mb = rd_u32(&r, "maximum file size");
+                if (!r.error && !rt->settings_gen)
+                        fail(&r, "settings generation 0");
         } else {
                 host_say(why, why_size, "a %s message in a real-time stream",
                          host_proto_type_name(type));

@@ -74,6 +74,7 @@ enum host_msg_type {
         HOST_RT_RELEASE = 0x85, /* consumer to host: every slot before seq is done with */
         HOST_RT_POOL = 0x86,    /* in place: the session's pool's shape, its memory file with it */
         HOST_RT_PLACES = 0x87,  /* in place: the next count buffers from seq, by pool index */
+        HOST_RT_STATE = 0x88,   /* the session's counters and settings generation (RT_STATE) */
 };
 
 /* Request flags. */
@@ -83,7 +84,10 @@ enum host_msg_type {
 #define HOST_FLAG_HAS_DEFAULTS 0x8u  /* START: the starter's handle-0 settings follow */
 #define HOST_FLAG_RT_RING      0x10u /* RT_ATTACH: the buffers through a shared ring */
 #define HOST_FLAG_RT_POOL      0x20u /* RT_ATTACH, with RT_RING: read in place where it can */
-#define HOST_FLAGS_VALID       0x3Fu
+/* RT_ATTACH, with RT_RING: an HOST_RT_STATE before each RT_SLOTS or RT_PLACES (what a screen
+   would ask its session at every refresh, sent with the buffers that make it refresh) */
+#define HOST_FLAG_RT_STATE 0x40u
+#define HOST_FLAGS_VALID   0x7Fu
 
 /* A pool's buffers at most (HOST_RT_POOL): a session's largest window of 1 KiB buffers and its
    spares. */
@@ -134,6 +138,9 @@ struct host_rt_msg {
         uint64_t seq;          /* RT_SLOTS: the first buffer's number (slot seq % the ring's);
                                   RT_PLACES: the first buffer's number in the stream */
         const uint8_t *places; /* RT_PLACES: borrowed, nr_slots little-endian u32 indexes */
+        /* RT_STATE: session_rt_state's fields (session.h) */
+        uint64_t settings_gen, nr_events_lost, nr_buffers_written, nr_rt_buffers_lost;
+        uint32_t buffer_size_kb, max_file_mb;
 };
 
 /* A message being built; grows as needed (out of memory aborts). */
@@ -157,6 +164,9 @@ void host_msg_rt_ring(struct host_msg *m, uint32_t nr_slots, uint32_t slot_size)
 void host_msg_rt_slots(struct host_msg *m, uint64_t nr_lost, uint64_t seq, uint32_t count,
                        uint32_t size);
 void host_msg_rt_release(struct host_msg *m, uint64_t seq);
+void host_msg_rt_state(struct host_msg *m, uint64_t settings_gen, uint64_t nr_events_lost,
+                       uint64_t nr_buffers_written, uint64_t nr_rt_buffers_lost,
+                       uint32_t buffer_size_kb, uint32_t max_file_mb);
 void host_msg_rt_pool(struct host_msg *m, uint32_t nr_buffers, uint32_t buffer_size);
 void host_msg_rt_places(struct host_msg *m, uint64_t nr_lost, uint64_t seq, const uint32_t *idx,
                         uint32_t count, uint32_t size);

@@ -145,10 +145,10 @@ _Static_assert(PLACES_MAX <= HOST_RT_MAX_SLOTS, "a message hands out what the co
    until the session ends (RT_END), the consumer goes or breaks the protocol, the session
    stopped and the consumer takes nothing for drain_ms (what waits for it is dropped, counted
    lost), or *is_exiting. */
-static void serve_held(int fd, struct session_rt *rt, struct ring *r, bool is_pool, int drain_ms,
-                       const atomic_bool *is_exiting)
+static void serve_held(int fd, struct session_rt *rt, struct ring *r, bool is_pool, bool is_state,
+                       int drain_ms, const atomic_bool *is_exiting)
 {
-        struct host_msg m = {0};
+        struct host_msg m = {0}, sm = {0};
         uint32_t idx[PLACES_MAX];
         int64_t stalled_since = 0;
         int rc = 0;
@@ -190,6 +190,18 @@ static void serve_held(int fd, struct session_rt *rt, struct ring *r, bool is_po
                 if (n > 0) {
                         if (seq != r->sent || (uint32_t)n > room)
                                 break; /* not what this stream's state allows: never */
+                        /* the session's counters and settings generation first (is_state):
+                           the consumer's refresh that these buffers bring reads them rather
+                           than asking the session (a round trip to this host) */
+                        struct session_rt_state st;
+                        if (is_state && session_rt_state(rt, &st) == 0) {
+                                host_msg_rt_state(&sm, st.settings_gen, st.nr_events_lost,
+                                                  st.nr_buffers_written, st.nr_rt_buffers_lost,
+                                                  st.buffer_size_kb, st.max_file_mb);
+                                rc = host_io_write(fd, sm.data, sm.size, drain_ms, is_exiting);
+                                if (rc < 0)
+                                        break;
+                        }
                         if (is_pool)
                                 host_msg_rt_places(&m, session_rt_nr_lost(rt), seq, idx,
                                                    (uint32_t)n, r->slot_size);
@@ -211,12 +223,13 @@ static void serve_held(int fd, struct session_rt *rt, struct ring *r, bool is_po
                         break;
         }
         host_msg_free(&m);
+        host_msg_free(&sm);
 }
 
 /* The ring's stream: 1 when it is over; 0 when no ring could be made (an empty HOST_RT_RING
    sent), and the buffers go through the socket. */
-static int ring_serve(int fd, struct session_rt *rt, uint32_t buffer_size, int drain_ms,
-                      const atomic_bool *is_exiting)
+static int ring_serve(int fd, struct session_rt *rt, uint32_t buffer_size, bool is_state,
+                      int drain_ms, const atomic_bool *is_exiting)
 {
         struct ring r;
         struct host_msg m = {0};
@@ -235,7 +248,7 @@ static int ring_serve(int fd, struct session_rt *rt, uint32_t buffer_size, int d
         /* the session's buffers straight into the ring from here (session_rt_ring_set) */
         session_rt_ring_set(rt, r.mem, r.nr_slots);
         if (rc == 0)
-                serve_held(fd, rt, &r, false, drain_ms, is_exiting);
+                serve_held(fd, rt, &r, false, is_state, drain_ms, is_exiting);
         /* no thread writes into the ring once it is unset: then it can go */
         session_rt_ring_set(rt, NULL, 0);
         host_msg_free(&m);
@@ -254,8 +267,8 @@ static int ring_serve(int fd, struct session_rt *rt, uint32_t buffer_size, int d
 /* The stream in place: the consumer maps the session's pool and reads each buffer where the
    writer put it (session_rt_pool_set). 1 when it is over; 0 when the session has none, and the
    caller makes a ring. */
-static int pool_serve(int fd, struct session_rt *rt, uint32_t buffer_size, int drain_ms,
-                      const atomic_bool *is_exiting)
+static int pool_serve(int fd, struct session_rt *rt, uint32_t buffer_size, bool is_state,
+                      int drain_ms, const atomic_bool *is_exiting)
 {
         size_t n = PLACES_BYTES / buffer_size;
         uint32_t nr_entries = n < PLACES_MIN   ? PLACES_MIN
@@ -271,7 +284,7 @@ static int pool_serve(int fd, struct session_rt *rt, uint32_t buffer_size, int d
         int rc = host_io_send_fd(fd, m.data, m.size, memfd, drain_ms);
         struct ring r = {.fd = -1, .nr_slots = nr_entries, .slot_size = size};
         if (rc == 0)
-                serve_held(fd, rt, &r, true, drain_ms, is_exiting);
+                serve_held(fd, rt, &r, true, is_state, drain_ms, is_exiting);
         /* its pins go: the writer may write those buffers again */
         session_rt_pool_unset(rt);
         host_msg_free(&m);
@@ -329,12 +342,15 @@ static bool consumer_is_gone(int fd)
         return poll(&pfd, 1, 0) > 0 && pfd.revents;
 }
 
-void host_rt_serve(int fd, struct session_rt *rt, const struct session_rt_info *info, bool is_ring,
-                   bool is_pool, int drain_ms, const atomic_bool *is_exiting)
+void host_rt_serve(int fd, struct session_rt *rt, const struct session_rt_info *info,
+                   uint32_t flags, int drain_ms, const atomic_bool *is_exiting)
 {
-        if (is_ring && is_pool && pool_serve(fd, rt, info->buffer_size_bytes, drain_ms, is_exiting))
+        bool is_ring = (flags & HOST_FLAG_RT_RING) != 0, is_pool = (flags & HOST_FLAG_RT_POOL) != 0;
+        bool is_state = (flags & HOST_FLAG_RT_STATE) != 0;
+        if (is_ring && is_pool &&
+            pool_serve(fd, rt, info->buffer_size_bytes, is_state, drain_ms, is_exiting))
                 return;
-        if (is_ring && ring_serve(fd, rt, info->buffer_size_bytes, drain_ms, is_exiting))
+        if (is_ring && ring_serve(fd, rt, info->buffer_size_bytes, is_state, drain_ms, is_exiting))
                 return;
         int rc;
         /* the session's queue (MaximumBuffers) bounds the consumer, as on Windows; the socket

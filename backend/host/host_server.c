@@ -442,8 +442,7 @@ static void serve_rt_attach(int fd, const struct host_request *rq)
                 atomic_fetch_sub(&nr_streams, 1);
                 return;
         }
-        host_rt_serve(fd, rt, &info, (rq->flags & HOST_FLAG_RT_RING) != 0,
-                      (rq->flags & HOST_FLAG_RT_POOL) != 0, drain_ms, &is_exiting);
+        host_rt_serve(fd, rt, &info, rq->flags, drain_ms, &is_exiting);
         session_rt_detach(rt);
         atomic_fetch_sub(&nr_streams, 1);
 }

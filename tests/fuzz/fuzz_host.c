@@ -49,6 +49,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             (!rt.nr_slots || rt.nr_slots > HOST_RT_MAX_SLOTS ||
              rt.places + 4 * (size_t)rt.nr_slots != msg + size))
                 abort();
+        /* a state: its settings generation is never 0 */
+        if (host_proto_decode_rt(msg, size, &rt, why, sizeof(why)) == 0 &&
+            rt.type == HOST_RT_STATE && !rt.settings_gen)
+                abort();
         uint64_t seq;
         if (host_proto_decode_release(msg, size, &seq, why, sizeof(why)) != 0 && !why[0])
                 abort();

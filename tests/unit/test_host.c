@@ -983,6 +983,22 @@ static void test_ring_messages(void **state)
         host_msg_rt_places(&m, 0, 0, idx, 0, 65536);
         assert_int_equal(host_proto_decode_rt(m.data, m.size, &rt, why, sizeof(why)), -EBADMSG);
         host_msg_free(&m);
+        /* the session's state: every field back, a generation of 0 and a cut message refused */
+        host_msg_rt_state(&m, 41, 5000000000ull, 77, 3, 1024, 200);
+        assert_int_equal(host_proto_decode_rt(m.data, m.size, &rt, why, sizeof(why)), 0);
+        assert_int_equal(rt.type, HOST_RT_STATE);
+        assert_int_equal(rt.settings_gen, 41);
+        assert_true(rt.nr_events_lost == 5000000000ull);
+        assert_int_equal(rt.nr_buffers_written, 77);
+        assert_int_equal(rt.nr_rt_buffers_lost, 3);
+        assert_int_equal(rt.buffer_size_kb, 1024);
+        assert_int_equal(rt.max_file_mb, 200);
+        assert_int_equal(host_proto_decode_rt(m.data, m.size - 4, &rt, why, sizeof(why)), -EBADMSG);
+        host_msg_free(&m);
+        host_msg_rt_state(&m, 0, 0, 0, 0, 64, 0);
+        assert_int_equal(host_proto_decode_rt(m.data, m.size, &rt, why, sizeof(why)), -EBADMSG);
+        assert_non_null(strstr(why, "generation"));
+        host_msg_free(&m);
         uint64_t seq = 1;
         host_msg_rt_release(&m, 123);
         assert_int_equal(host_proto_decode_release(m.data, m.size, &seq, why, sizeof(why)), 0);
@@ -2122,6 +2138,80 @@ static void test_held_buffers(void **state)
         interval_usual();
 }
 
+/* The state a consumer of the host's ring gets with its buffers (HOST_FLAG_RT_STATE,
+   etw_realtime_get_session_state), what a screen would otherwise ask the host at each refresh:
+   ControlTrace(QUERY)'s counters as of a recent buffer, and the settings' generation, the same
+   as ETWTOP_TRACE_SETTINGS_INFO's while nothing changes and another once the settings do (the
+   interval here); none once ProcessTrace returned, none of a handle that is not one. */
+static void test_held_state(void **state)
+{
+        (void)state;
+        CONTROLTRACE_ID h = 0;
+        need_started(start_fast(&h, "held-state", 256, 4));
+        struct etw_realtime_session_state s0, s1;
+        pthread_t th = held_open("held-state");
+        bool has_state = false;
+        for (int tries = 0; tries < 600 && !has_state; tries++) {
+                burn_n(50, 2);
+                held_release(HELD_LAG);
+                has_state = etw_realtime_get_session_state(g_held.h, &s0) == ERROR_SUCCESS;
+        }
+        assert_true(has_state);
+        struct etw_session_settings *ss = calloc(1, sizeof(*ss));
+        ULONG len = 0;
+        assert_int_equal(
+                TraceQueryInformation(h, ETWTOP_TRACE_SETTINGS_INFO, ss, sizeof(*ss), &len),
+                ERROR_SUCCESS);
+        struct rt_props q;
+        assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
+        print_message("state %llu: generation %llu (the query's %llu), %llu buffers written (%lu "
+                      "now), %llu events lost\n",
+                      (unsigned long long)s0.Sequence, (unsigned long long)s0.SettingsGeneration,
+                      (unsigned long long)ss->SettingsGeneration,
+                      (unsigned long long)s0.BuffersWritten, (unsigned long)q.p.BuffersWritten,
+                      (unsigned long long)s0.EventsLost);
+        assert_true(s0.Sequence > 0);
+        assert_true(s0.SettingsGeneration > 0);
+        assert_true(s0.SettingsGeneration == ss->SettingsGeneration);
+        assert_int_equal(s0.BufferSize, q.p.BufferSize);
+        assert_int_equal(s0.MaximumFileSize, q.p.MaximumFileSize);
+        assert_true(s0.BuffersWritten >= 1 && s0.BuffersWritten <= q.p.BuffersWritten);
+        assert_true(s0.EventsLost <= q.p.EventsLost);
+        /* the settings change: a later state says so */
+        TRACE_PROFILE_INTERVAL slower = {0, 2441};
+        assert_int_equal(
+                TraceSetInformation(0, TraceSampledProfileIntervalInfo, &slower, sizeof(slower)),
+                ERROR_SUCCESS);
+        bool is_moved = false;
+        for (int tries = 0; tries < 600 && !is_moved; tries++) {
+                burn_n(50, 2);
+                held_release(HELD_LAG);
+                is_moved = etw_realtime_get_session_state(g_held.h, &s1) == ERROR_SUCCESS &&
+                           s1.Sequence > s0.Sequence &&
+                           s1.SettingsGeneration != s0.SettingsGeneration;
+        }
+        assert_true(is_moved);
+        assert_int_equal(
+                TraceQueryInformation(h, ETWTOP_TRACE_SETTINGS_INFO, ss, sizeof(*ss), &len),
+                ERROR_SUCCESS);
+        assert_true(ss->SettingsGeneration != s0.SettingsGeneration);
+        assert_int_equal(ss->ProfileInterval, 2441);
+        free(ss);
+        assert_int_equal(etw_realtime_get_session_state(g_held.h, NULL), ERROR_INVALID_PARAMETER);
+        assert_int_equal(etw_realtime_get_session_state(g_held.h + 12345, &s1),
+                         ERROR_INVALID_HANDLE);
+        assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
+        interval_usual();
+        held_release(0);
+        for (int i = 0; i < 600 && !atomic_load(&g_held.is_returned); i++) {
+                held_release(0);
+                sleep_ms(20);
+        }
+        assert_int_equal(pthread_join(th, NULL), 0);
+        assert_int_equal(etw_realtime_get_session_state(g_held.h, &s1), ERROR_NOT_SUPPORTED);
+        assert_int_equal(CloseTrace(g_held.h), ERROR_SUCCESS);
+}
+
 static void test_consumer_dropped_after_stop(void **state)
 {
         (void)state;
@@ -2603,6 +2693,7 @@ int main(int argc, char **argv)
                 cmocka_unit_test(test_ring_consumer),
                 cmocka_unit_test(test_pool_consumer),
                 cmocka_unit_test(test_held_buffers),
+                cmocka_unit_test(test_held_state),
                 cmocka_unit_test(test_consumer_dropped_after_stop),
                 cmocka_unit_test(test_host_memory_budget),
                 cmocka_unit_test(test_one_host_per_directory),

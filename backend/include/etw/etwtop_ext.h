@@ -86,6 +86,9 @@ struct etw_session_settings {
         CLASSIC_EVENT_ID StackEvents[ETW_SETTINGS_MAX_STACK_EVENTS]; /* TraceStackTracingInfo */
         CLASSIC_EVENT_ID PmcEvents[ETW_SETTINGS_MAX_SOURCES];        /* TracePmcEventListInfo */
         CLASSIC_EVENT_ID LbrEvents[ETW_SETTINGS_MAX_LBR_EVENTS];     /* TraceLbrEventListInfo */
+        /* changes whenever a session's settings or the global profile intervals do: these
+           settings hold while a consumer's etw_realtime_get_session_state says the same */
+        ULONG64 SettingsGeneration;
 };
 
 /* An image's CodeView (RSDS) record: which PDB it was built with. */
@@ -139,6 +142,28 @@ ULONG etw_trace_get_stats(PROCESSTRACE_HANDLE TraceHandle, struct etw_trace_stat
    ERROR_INVALID_HANDLE, or ERROR_INVALID_PARAMETER (a NULL pointer, a file handle). */
 ULONG etw_realtime_get_stats(PROCESSTRACE_HANDLE TraceHandle, ULONG64 *nr_buffers_read,
                              ULONG64 *nr_buffers_lost);
+
+/* A real-time session's counters, as ControlTrace(QUERY) has them, and the generation of its
+   settings (etw_session_settings' SettingsGeneration: the settings ETWTOP_TRACE_SETTINGS_INFO
+   answered hold while it is the same), as of the buffers delivered last (a session host sends
+   them with its buffers) or now (a session of this process): what a screen refreshing at each
+   delivery would otherwise ask its session for, a round trip to the host. Sequence grows with
+   each new state. */
+struct etw_realtime_session_state {
+        ULONG64 Sequence;
+        ULONG64 SettingsGeneration;
+        ULONG64 EventsLost;
+        ULONG64 BuffersWritten;
+        ULONG64 RealTimeBuffersLost;
+        ULONG BufferSize;      /* KB */
+        ULONG MaximumFileSize; /* as StartTrace took it */
+};
+
+/* Fills *State for a real-time handle while its ProcessTrace runs. ERROR_SUCCESS,
+   ERROR_INVALID_HANDLE, ERROR_INVALID_PARAMETER (NULL State, a file handle), ERROR_NOT_SUPPORTED
+   (no state known: ProcessTrace is not running, or the session's host sends none). */
+ULONG etw_realtime_get_session_state(PROCESSTRACE_HANDLE TraceHandle,
+                                     struct etw_realtime_session_state *State);
 
 /* ---- a real-time consumer's buffers, whole ----------------------------------------------------
 
