@@ -421,14 +421,26 @@ static void skip_row(struct functions_view *fv, uint32_t r, uint32_t i)
         fv->skipped[fv->nr_skipped++] = i;
 }
 
+/* A looked-at row's numbers: its counts (nr: the samples), and its IPC where has_ipc. */
+static void row_numbers(struct functions_view *fv, struct ui_table *t, uint32_t r,
+                        const struct hot_row *w, uint64_t nr, bool has_ipc)
+{
+        counts(t, r, w->self, w->total, nr);
+        if (has_ipc)
+                ui_table_pct(t, r, COL_IPC,
+                             functions_ipc_of(&fv->ipc, w->module, w->function, w->rel));
+}
+
 /* The rows made before the cursor's, from looked_lo on, looked up after all (they are not
-   open: an open row is always looked up), their text with them. */
+   open: an open row is always looked up), their numbers and text with them. */
 static void look_back(struct functions_view *fv, struct module_names *names, struct switches *sw,
                       struct calltree *tree, enum calltree_owner owner, struct ui_table *t,
-                      const struct hot_row *rows)
+                      const struct hot_row *rows, uint64_t nr, bool has_ipc)
 {
         for (uint32_t k = fv->nr_skipped; k >= 2 && fv->skipped[k - 2] >= fv->looked_lo; k -= 2) {
-                row_text(fv, names, sw, t, fv->skipped[k - 2], &rows[fv->skipped[k - 1]]);
+                const struct hot_row *w = &rows[fv->skipped[k - 1]];
+                row_numbers(fv, t, fv->skipped[k - 2], w, nr, has_ipc);
+                row_text(fv, names, sw, t, fv->skipped[k - 2], w);
                 uint32_t node = row_node(tree, owner, &rows[fv->skipped[k - 1]]);
                 if (node && calltree_has_children(tree, node))
                         t->flags[fv->skipped[k - 2]] |= UI_ROW_EXPANDABLE;
@@ -558,7 +570,7 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
                 if (!is_all && key == fv->cursor_key) {
                         fv->looked_lo = at > fv->shown_nr ? at - fv->shown_nr : 0;
                         fv->looked_hi = at + 2 * fv->shown_nr;
-                        look_back(fv, &names, sw, tree, owner, t, rows);
+                        look_back(fv, &names, sw, tree, owner, t, rows, nr, has_ipc);
                 }
                 bool is_looked = is_all || at < fv->looked_to || at < fv->looked_hi ||
                                  ui_key_set_has(&fv->expanded, key);
@@ -568,14 +580,14 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
                 uint32_t r = ui_table_add(t, key, 0,
                                           (has_callers ? UI_ROW_EXPANDABLE : 0) |
                                                   (is_open ? UI_ROW_EXPANDED : 0));
-                if (!is_looked)
+                /* a row past those the screen may show is not shown before a build that looks
+                   at it (functions_view_covers): its counts, as its text, wait for that */
+                if (!is_looked) {
                         skip_row(fv, r, i);
-                counts(t, r, w->self, w->total, nr);
-                if (has_ipc)
-                        ui_table_pct(t, r, COL_IPC,
-                                     functions_ipc_of(&fv->ipc, w->module, w->function, w->rel));
-                if (is_looked)
-                        row_text(fv, &names, sw, t, r, w);
+                        continue;
+                }
+                row_numbers(fv, t, r, w, nr, has_ipc);
+                row_text(fv, &names, sw, t, r, w);
                 if (is_open)
                         add_subtree(fv, tree, &names, t, node, 1, nr);
         }
