@@ -33,7 +33,14 @@ struct hot *hot_new(struct sym_store *store, uint32_t max_entries)
         h->frames_gen = xcalloc(1, sizeof(*h->frames_gen));
         agg_settings_init(&h->settings);
         agg_filter_init(&h->filter);
+        const char *check = getenv("ETWTOP_MERGE_CHECK");
+        h->is_merge_checked = check && strcmp(check, "1") == 0;
         return h;
+}
+
+void hot_set_merge_check(struct hot *h, bool is_checked)
+{
+        h->is_merge_checked = is_checked;
 }
 
 void hot_free(struct hot *h)
@@ -42,6 +49,8 @@ void hot_free(struct hot *h)
                 return;
         free(h->slots);
         free(h->used);
+        free(h->dirty);
+        hot_inc_free(h);
         free(h->rows);
         free(h->sort_a);
         free(h->sort_b);
@@ -79,6 +88,7 @@ void hot_reset(struct hot *h)
         h->nr_rows_cached = 0;
         memset(h->slots, 0, (size_t)(h->mask + 1) * sizeof(*h->slots));
         memset(h->used, 0, (size_t)(h->mask + 1) / 64 * sizeof(*h->used));
+        memset(h->dirty, 0, (size_t)(h->mask + 1) / 64 * sizeof(*h->dirty));
         h->nr = 0;
         memset(h->nr_other, 0, sizeof(h->nr_other));
         memset(&h->caps, 0, sizeof(h->caps));

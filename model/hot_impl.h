@@ -190,6 +190,12 @@ struct hot {
            the places reads these, not the empty slots' entries (three in four of the table
            after it grows, 56 bytes each) */
         uint64_t *used;
+        /* owned, the same size: a bit per slot, set where the place's counts may have changed
+           since the last build (hot_dirty_set), which an incremental build merges alone */
+        uint64_t *dirty;
+        struct hot_inc *inc;      /* owned (hot_row_keys.c): the incremental builds' state; NULL */
+        uint32_t nr_rkeys_resets; /* hot_row_keys_reset's, counted: the rows' keys started over */
+        bool is_merge_checked;    /* hot_set_merge_check */
         uint64_t nr_other[MAX_SOURCES]; /* counted past max_entries, or folded */
         struct hot_caps caps;
         /* owned: processes that ended since the refresh before the last one, those before the
@@ -322,11 +328,18 @@ static inline void hot_used_clear(struct hot *h, uint32_t i)
 {
         h->used[i / 64] &= ~(1ull << (i % 64));
 }
-/* A fresh (zeroed) bitmap for a table of mask + 1 slots, the old one freed. */
+/* Fresh (zeroed) bitmaps for a table of mask + 1 slots, the old ones freed. */
 static inline void hot_used_make(struct hot *h)
 {
         free(h->used);
         h->used = xcalloc((h->mask + 1) / 64, sizeof(*h->used));
+        free(h->dirty);
+        h->dirty = xcalloc((h->mask + 1) / 64, sizeof(*h->dirty));
+}
+/* Slot i's place's counts changed (or may have): the next build merges it again. */
+static inline void hot_dirty_set(struct hot *h, uint32_t i)
+{
+        h->dirty[i / 64] |= 1ull << (i % 64);
 }
 
 /* ---- shared by the files of the module ---- */
@@ -365,6 +378,8 @@ void hot_row_keys_reset(struct hot *h, enum hot_grouping grouping);
 /* The rows of source's places merged into h->rows (grouped by grouping): how many. The first
    build hashes each place's row key; the later ones keep each settled place's row. */
 uint32_t hot_rows_merge(struct hot *h, uint16_t source, enum hot_grouping grouping);
+/* The incremental builds' state freed (hot_free). */
+void hot_inc_free(struct hot *h);
 /* hot_rows.c: h->rows grown to hold row o. A build's rows are made as the merge finds them: they
    are the functions, far fewer than the places (sized by the places, the rows and their sort's
    work space took 46 MB of a screen whose table held 262144 places, and grew with it). */
@@ -408,10 +423,13 @@ static inline void hot_exited_forget(struct hot *h, const struct entry *e)
                 h->nr_exited--;
 }
 /* A place counted: live (an exited one of a reused pid comes back). */
+/* Before e's counts change: an exited process's place made live again (a reused pid), and
+   the place marked for the next build (every count goes through here, or a settle). */
 static inline void hot_place_live(struct hot *h, struct entry *e)
 {
         if (__builtin_expect(e->is_exited, 0))
                 hot_exited_revive(h, e);
+        hot_dirty_set(h, (uint32_t)(e - h->slots));
 }
 /* hot_rows.c: a new unplaced place's key, for the next refresh. */
 void hot_unplaced_track(struct hot *h, const struct entry *k);

@@ -12,7 +12,9 @@ void hot_memo_settle(struct hot *h, struct stack_memo *m)
         if (!m->nr_pending)
                 return;
         for (uint32_t i = 0; i < m->nr_places; i++) {
-                struct entry *e = &h->slots[m->places[i] & ~MEMO_DUP];
+                uint32_t slot = m->places[i] & ~MEMO_DUP;
+                struct entry *e = &h->slots[slot];
+                hot_dirty_set(h, slot);
                 e->total += m->nr_pending;
                 if (m->places[i] & MEMO_DUP)
                         e->dup += m->nr_pending;
@@ -125,6 +127,7 @@ void hot_deferred_settle(struct hot *h)
                 for (uint32_t k = 0; k < d.nr; k++) {
                         if (!found[k] || !functions[k] || !hot_function_seen(h, functions[k]))
                                 continue;
+                        hot_dirty_set(h, (uint32_t)(found[k] - h->slots));
                         found[k]->dup += d.count;
                         if (found[k]->dup > found[k]->total)
                                 found[k]->dup = found[k]->total;

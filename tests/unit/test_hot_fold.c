@@ -321,6 +321,71 @@ static void test_rows_cache_same_rows(void **state)
                 hot_free(m[k]);
 }
 
+/* Builds one after the other of one source and grouping merge only the places counted since
+   the last one (hot_row_keys.c's incremental builds), the volatile ones too (a driver's places
+   never named, addresses no image holds), while samples with stacks come (the memos' settles,
+   the stacks whose names wait), processes end and pids come back: every build checked against a
+   whole one (hot_set_merge_check aborts on a difference), and against a model whose every
+   build is a whole one (another grouping asked between its builds). */
+static void test_rows_incremental(void **state)
+{
+        struct sym_store *store = *state;
+        struct hot *a = hot_new(store, 0), *b = hot_new(store, 0);
+        hot_set_merge_check(a, true);
+        char exe[4096];
+        ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        assert_true(len > 0);
+        exe[len] = '\0';
+        for (uint32_t pid = 200; pid < 230; pid++) {
+                struct sym_image im = {pid, EXE, 1u << 24, 0, exe, NULL, 0, 0, 0};
+                sym_image_load(store, &im);
+        }
+        uint64_t seed = 11;
+        int64_t t = 1000000;
+        for (uint32_t round = 0; round < 60; round++) {
+                for (uint32_t s = 0; s < 200 + 50 * (round % 4); s++) {
+                        uint32_t r = rnd(&seed);
+                        uint32_t pid = 200 + r % 30;
+                        uint64_t ip = r % 13 == 0  ? 0x5000 + (rnd(&seed) % 32) * 8
+                                      : r % 4 == 0 ? KBASE + (rnd(&seed) % 128) * 8
+                                                   : EXE + 0x1000 + (rnd(&seed) % 40) * 64;
+                        uint64_t frames[6];
+                        uint32_t n = rnd(&seed) % 6;
+                        for (uint32_t f = 0; f < n; f++)
+                                frames[f] = f % 3 == 2 ? KBASE + (rnd(&seed) % 16) * 8
+                                                       : EXE + 0x1000 + (rnd(&seed) % 12) * 64;
+                        if (n)
+                                frames[0] = ip;
+                        sample(a, b, r % 2, t += 1000, pid, ip, frames, n);
+                }
+                if (round % 7 == 3) {
+                        struct kevent ev = ev_end(t += 1000, 200 + rnd(&seed) % 30);
+                        both(a, b, &ev);
+                }
+                hot_refresh(a);
+                hot_refresh(b);
+                const struct hot_row *ra, *rb;
+                uint32_t na = hot_functions_by(a, HOT_SOURCE_TIMER, HOT_BY_FUNCTION, false, &ra);
+                hot_functions_by(b, HOT_SOURCE_TIMER, HOT_BY_THREAD, false, &rb);
+                uint32_t nb = hot_functions_by(b, HOT_SOURCE_TIMER, HOT_BY_FUNCTION, false, &rb);
+                assert_rows_equal(ra, na, rb, nb);
+                /* the top rows too, as the screen asks them */
+                na = hot_top_functions_by(a, HOT_SOURCE_TIMER, HOT_BY_FUNCTION, false, 20, &ra);
+                hot_functions_by(b, HOT_SOURCE_TIMER, HOT_BY_THREAD, false, &rb);
+                nb = hot_top_functions_by(b, HOT_SOURCE_TIMER, HOT_BY_FUNCTION, false, 20, &rb);
+                assert_rows_equal(ra, na, rb, nb);
+        }
+        uint64_t nr_inc, nr_whole;
+        hot_nr_builds(a, &nr_inc, &nr_whole);
+        print_message("%llu incremental builds, %llu whole\n", (unsigned long long)nr_inc,
+                      (unsigned long long)nr_whole);
+        assert_true(nr_inc >= 60);
+        hot_nr_builds(b, &nr_inc, &nr_whole);
+        assert_int_equal(nr_inc, 0);
+        hot_free(a);
+        hot_free(b);
+}
+
 static int by_weight_then_pid(const void *a, const void *b)
 {
         const uint32_t *x = a, *y = b; /* weight, pid */
@@ -578,6 +643,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_rows_after_decay_and_reset, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_rows_cache_same_rows, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_rows_cache_unplaced, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_rows_incremental, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

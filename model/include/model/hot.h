@@ -67,6 +67,11 @@ uint64_t hot_nr_exited_scans(const struct hot *h);
 /* Tests: the ended processes' places found by a look at the whole table at every refresh, as
    before the lists (the rows must be the same either way). */
 void hot_set_fold_scanned(struct hot *h, bool is_scanned);
+/* Tests (and ETWTOP_MERGE_CHECK=1): each incremental build of the rows (the places counted since
+   the last build merged into its rows) checked against a whole one; a difference aborts. */
+void hot_set_merge_check(struct hot *h, bool is_checked);
+/* The builds of the rows made incrementally, and in whole (tests). */
+void hot_nr_builds(const struct hot *h, uint64_t *nr_incremental, uint64_t *nr_whole);
 
 /* What the caps did since the counts last started over (hot_caps). */
 struct hot_caps {
