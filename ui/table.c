@@ -3,6 +3,7 @@
    the text arena and the text form. */
 #include "ui/table.h"
 
+#include "util/decimal.h"
 #include "util/xalloc.h"
 
 #include "ui/text_sanitize.h"
@@ -180,14 +181,7 @@ const char *ui_table_cell_text(const struct ui_table *t, uint32_t row, uint32_t 
 /* v in decimal into buf (size > 20), as "%" PRIu64 writes it; the bytes written. */
 static size_t put_u64(char *buf, uint64_t v)
 {
-        char digits[20];
-        size_t n = 0;
-        do {
-                digits[n++] = (char)('0' + v % 10);
-                v /= 10;
-        } while (v);
-        for (size_t i = 0; i < n; i++)
-                buf[i] = digits[n - 1 - i];
+        size_t n = decimal_put(buf, v);
         buf[n] = 0;
         return n;
 }

@@ -8,6 +8,7 @@
 #endif
 
 #include "kdecoder_int.h"
+#include "util/decimal.h"
 #include "util/utf.h"
 #include "kevent_mof.h"
 
@@ -256,16 +257,7 @@ const char *kstr_ansi(struct kdecoder *d, const struct payload *pl, size_t off, 
    sub-authorities, and snprintf's three to sixteen calls were 2,400 instructions a SID. */
 static size_t put_decimal(char *out, uint64_t v)
 {
-        char tmp[20];
-        size_t n = 0;
-
-        do {
-                tmp[n++] = (char)('0' + v % 10);
-                v /= 10;
-        } while (v);
-        for (size_t i = 0; i < n; i++)
-                out[i] = tmp[n - 1 - i];
-        return n;
+        return decimal_put(out, v);
 }
 
 const char *kstr_sid(struct kdecoder *d, const uint8_t *sid, unsigned count)

@@ -224,6 +224,20 @@ static void test_fold_few_ended_no_scan(void **state)
         hot_free(h);
 }
 
+/* This binary at EXE in processes from to to (not included): their places named, their answers
+   settled (the driver's never settle: no symbols came). */
+static void load_exe(struct sym_store *store, uint32_t from, uint32_t to)
+{
+        char exe[4096];
+        ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        assert_true(len > 0);
+        exe[len] = '\0';
+        for (uint32_t pid = from; pid < to; pid++) {
+                struct sym_image im = {pid, EXE, 1u << 24, 0, exe, NULL, 0, 0, 0};
+                sym_image_load(store, &im);
+        }
+}
+
 static void assert_rows_equal(const struct hot_row *ra, uint32_t na, const struct hot_row *rb,
                               uint32_t nb)
 {
@@ -252,14 +266,7 @@ static void test_rows_cache_same_rows(void **state)
         struct hot *m[3] = {hot_new(store, 0), hot_new(store, 0), hot_new(store, 0)};
         /* this binary in each process: its places named, their answers settled (the driver's
            never settle: no symbols came) */
-        char exe[4096];
-        ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-        assert_true(len > 0);
-        exe[len] = '\0';
-        for (uint32_t pid = 100; pid < 140; pid++) {
-                struct sym_image im = {pid, EXE, 1u << 24, 0, exe, NULL, 0, 0, 0};
-                sym_image_load(store, &im);
-        }
+        load_exe(store, 100, 140);
         uint64_t seed = 7;
         int64_t t = 1000000;
         static const enum hot_grouping groupings[] = {HOT_BY_FUNCTION, HOT_BY_PROCESS,
@@ -332,14 +339,7 @@ static void test_rows_incremental(void **state)
         struct sym_store *store = *state;
         struct hot *a = hot_new(store, 0), *b = hot_new(store, 0);
         hot_set_merge_check(a, true);
-        char exe[4096];
-        ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-        assert_true(len > 0);
-        exe[len] = '\0';
-        for (uint32_t pid = 200; pid < 230; pid++) {
-                struct sym_image im = {pid, EXE, 1u << 24, 0, exe, NULL, 0, 0, 0};
-                sym_image_load(store, &im);
-        }
+        load_exe(store, 200, 230);
         uint64_t seed = 11;
         int64_t t = 1000000;
         for (uint32_t round = 0; round < 60; round++) {
