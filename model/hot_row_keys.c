@@ -487,6 +487,32 @@ static uint32_t merge_cached(struct hot *h, uint16_t source, enum hot_grouping g
         return o;
 }
 
+/* Slot i's place, merged before into row k1 - 1 (k1 0: not), into row knew (r: its row as it is
+   now). False where its old row's heaviest place was it and others stay (inc_place). */
+static bool inc_move(struct hot *h, struct hot_inc *c, uint32_t i, const struct entry *e,
+                     uint32_t k1, uint32_t knew, const struct hot_row *r)
+{
+        if (k1) { /* out of its old row */
+                struct hot_row *w = &c->rows[k1 - 1];
+                w->self -= c->self[i];
+                w->total -= c->net[i];
+                if (--c->nr_places[k1 - 1] && c->top[k1 - 1] == i)
+                        return false;
+        }
+        inc_keys_room(c, knew);
+        if (!c->nr_places[knew]) {
+                c->rows[knew] = *r;
+                c->top[knew] = i;
+        } else {
+                c->rows[knew].self += r->self;
+                c->rows[knew].total += r->total;
+                inc_top(c, knew, i, e);
+        }
+        c->nr_places[knew]++;
+        inc_note(h, c, i, e, knew);
+        return true;
+}
+
 /* Slot i's place into the incremental build: its shares' change into its row where its key
    stands (is_vol: looked at again whether counted or not), else out of its old row and into
    the one it has now. False where a whole build must be made (a row's heaviest place left it:
@@ -499,13 +525,10 @@ static bool inc_place(struct hot *h, struct hot_inc *c, struct build_ctx *b, uin
                 return !c->k1[i];
         if (e->source != b->source)
                 return true;
-        uint32_t k1 = c->k1[i];
-        uint32_t k = k1 ? k1 - 1 : 0;
-        bool is_cached;
-        struct hot_row r;
-        bool is_same = k1 && (!is_vol ||
-                              (key_stands(h, b, e, h->row1[i], &is_cached) && h->row1[i] == k1));
-        if (!is_same) {
+        uint32_t k1 = c->k1[i], k = k1 ? k1 - 1 : 0;
+        if (!k1 || is_vol) { /* its row as a whole build finds it */
+                bool is_cached;
+                struct hot_row r;
                 uint32_t knew;
                 if (key_stands(h, b, e, h->row1[i], &is_cached)) {
                         knew = h->row1[i] - 1;
@@ -513,28 +536,8 @@ static bool inc_place(struct hot *h, struct hot_inc *c, struct build_ctx *b, uin
                 } else {
                         knew = key_made(h, b, e, i, &r);
                 }
-                is_same = k1 && knew == k;
-                if (!is_same) {
-                        if (k1) { /* out of its old row */
-                                struct hot_row *w = &c->rows[k];
-                                w->self -= c->self[i];
-                                w->total -= c->net[i];
-                                if (--c->nr_places[k] && c->top[k] == i)
-                                        return false;
-                        }
-                        inc_keys_room(c, knew);
-                        if (!c->nr_places[knew]) {
-                                c->rows[knew] = r;
-                                c->top[knew] = i;
-                        } else {
-                                c->rows[knew].self += r.self;
-                                c->rows[knew].total += r.total;
-                                inc_top(c, knew, i, e);
-                        }
-                        c->nr_places[knew]++;
-                        inc_note(h, c, i, e, knew);
-                        return true;
-                }
+                if (!k1 || knew != k)
+                        return inc_move(h, c, i, e, k1, knew, &r);
         }
         /* the same row: the change of its shares */
         struct hot_row *w = &c->rows[k];
