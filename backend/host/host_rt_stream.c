@@ -46,6 +46,10 @@
    its consumer gone while the session writes nothing (it was STREAM_WAIT_MS, four idle wake-ups
    a second of a screen's stream) */
 #define STREAM_IDLE_MS 2000
+/* A consumer that asked for the session's state gets it with the buffers at most this often:
+   it takes the session's lock, which its logger holds while it drains (a busy session hands
+   out buffers dozens of times a second; a screen refreshes once a second) */
+#define STATE_EVERY_MS 250
 /* The rest of a release message, once its first byte is there. */
 #define RELEASE_READ_MS 1000
 
@@ -149,6 +153,8 @@ static void serve_held(int fd, struct session_rt *rt, struct ring *r, bool is_po
                        int drain_ms, const atomic_bool *is_exiting)
 {
         struct host_msg m = {0}, sm = {0};
+        int64_t state_at = 0; /* when the state went last */
+        bool has_sent_state = false;
         uint32_t idx[PLACES_MAX];
         int64_t stalled_since = 0;
         int rc = 0;
@@ -194,7 +200,11 @@ static void serve_held(int fd, struct session_rt *rt, struct ring *r, bool is_po
                            the consumer's refresh that these buffers bring reads them rather
                            than asking the session (a round trip to this host) */
                         struct session_rt_state st;
-                        if (is_state && session_rt_state(rt, &st) == 0) {
+                        int64_t now = is_state ? ring_now_ms() : 0;
+                        if (is_state && (!has_sent_state || now - state_at >= STATE_EVERY_MS) &&
+                            session_rt_state(rt, &st) == 0) {
+                                state_at = now;
+                                has_sent_state = true;
                                 host_msg_rt_state(&sm, st.settings_gen, st.nr_events_lost,
                                                   st.nr_buffers_written, st.nr_rt_buffers_lost,
                                                   st.buffer_size_kb, st.max_file_mb);
