@@ -172,9 +172,10 @@ static uint32_t merge_uncached(struct hot *h, uint16_t source, enum hot_grouping
         return o;
 }
 
-/* The used slots of the places table in order, from its bitmap (a superset of them). */
+/* The used slots of the places table in order, from its bitmap (a superset of them); with also,
+   those of them whose bit is set there too (the dirty ones). */
 struct used_iter {
-        const uint64_t *used;
+        const uint64_t *used, *also;
         uint32_t nr_words, wi;
         uint64_t bits;
 };
@@ -185,7 +186,7 @@ static inline bool used_next(struct used_iter *it, uint32_t *i)
         while (!it->bits) {
                 if (++it->wi >= it->nr_words)
                         return false;
-                it->bits = it->used[it->wi];
+                it->bits = it->used[it->wi] & (it->also ? it->also[it->wi] : ~0ull);
         }
         *i = it->wi * 64 + (uint32_t)__builtin_ctzll(it->bits);
         it->bits &= it->bits - 1;
@@ -284,14 +285,18 @@ static struct hot_row key_row(const struct hot *h, const struct entry *e, uint16
    settled answer of this epoch, or no image), and takes the others' rows as they were. Good
    while the places stay where they are (h->epoch), the rows' keys too, and the build is of the
    same source and grouping. */
+struct inc_share {
+        uint64_t self, net;
+};
 struct hot_inc {
         bool is_valid;
         uint16_t source;
         enum hot_grouping grouping;
         uint32_t epoch, nr_slots, nr_rkeys_resets;
-        /* by slot: the row key + 1 its place went into (0: none), and its shares then */
+        /* by slot: the row key + 1 its place went into (0: none), and its shares then (one
+           pair a place: an incremental build reads both at once) */
         uint32_t *k1;
-        uint64_t *self, *net;
+        struct inc_share *share;
         /* by row key: the row, its places, and the slot of its heaviest (the first by slot) */
         struct hot_row *rows;
         uint32_t *nr_places, *top;
@@ -307,8 +312,7 @@ void hot_inc_free(struct hot *h)
         if (!c)
                 return;
         free(c->k1);
-        free(c->self);
-        free(c->net);
+        free(c->share);
         free(c->rows);
         free(c->nr_places);
         free(c->top);
@@ -342,8 +346,7 @@ static void inc_note(struct hot *h, struct hot_inc *c, uint32_t i, const struct 
                      uint32_t k)
 {
         c->k1[i] = k + 1;
-        c->self[i] = e->self;
-        c->net[i] = e->total - e->dup;
+        c->share[i] = (struct inc_share){e->self, e->total - e->dup};
         if (e->module && e->answer && !e->epoch && h->row1[i])
                 return;
         if (c->nr_vol == c->cap_vol) {
@@ -375,11 +378,9 @@ static struct hot_inc *inc_start(struct hot *h, uint16_t source, enum hot_groupi
         uint32_t nr = h->mask + 1;
         if (c->nr_slots != nr) {
                 free(c->k1);
-                free(c->self);
-                free(c->net);
+                free(c->share);
                 c->k1 = xmalloc(nr * sizeof(*c->k1));
-                c->self = xmalloc(nr * sizeof(*c->self));
-                c->net = xmalloc(nr * sizeof(*c->net));
+                c->share = xmalloc(nr * sizeof(*c->share));
                 c->nr_slots = nr;
         }
         memset(c->k1, 0, nr * sizeof(*c->k1));
@@ -405,7 +406,7 @@ static void inc_finish(struct hot *h, struct hot_inc *c)
                         continue;
                 uint32_t k = c->k1[i] - 1;
                 c->nr_places[k]++;
-                if (c->top[k] == UINT32_MAX && c->self[i] == c->rows[k].top_self)
+                if (c->top[k] == UINT32_MAX && c->share[i].self == c->rows[k].top_self)
                         c->top[k] = i;
         }
         c->epoch = h->epoch;
@@ -436,7 +437,7 @@ static uint32_t merge_cached(struct hot *h, uint16_t source, enum hot_grouping g
            on, and its row's key, asked of memory as each is merged (a place is a line the
            samples since the last build pushed out of the caches: the first read of each was
            half of the merge) */
-        struct used_iter it = {h->used, h->mask / 64 + 1, 0, h->used[0]};
+        struct used_iter it = {h->used, NULL, h->mask / 64 + 1, 0, h->used[0]};
         struct used_iter ahead = it;
         uint32_t i, j;
         for (uint32_t n = 0; n < MERGE_AHEAD && used_next(&ahead, &j); n++)
@@ -494,8 +495,8 @@ static bool inc_move(struct hot *h, struct hot_inc *c, uint32_t i, const struct 
 {
         if (k1) { /* out of its old row */
                 struct hot_row *w = &c->rows[k1 - 1];
-                w->self -= c->self[i];
-                w->total -= c->net[i];
+                w->self -= c->share[i].self;
+                w->total -= c->share[i].net;
                 if (--c->nr_places[k1 - 1] && c->top[k1 - 1] == i)
                         return false;
         }
@@ -541,14 +542,37 @@ static bool inc_place(struct hot *h, struct hot_inc *c, struct build_ctx *b, uin
         }
         /* the same row: the change of its shares */
         struct hot_row *w = &c->rows[k];
-        w->self += e->self - c->self[i];
-        w->total += (e->total - e->dup) - c->net[i];
+        w->self += e->self - c->share[i].self;
+        w->total += (e->total - e->dup) - c->share[i].net;
         inc_top(c, k, i, e);
         if (is_vol)
                 inc_note(h, c, i, e, k);
         else
-                c->self[i] = e->self, c->net[i] = e->total - e->dup;
+                c->share[i] = (struct inc_share){e->self, e->total - e->dup};
         return true;
+}
+
+/* The places an incremental build merges, each read INC_AHEAD places before it is merged: its
+   place, its key and its shares then (inc_prefetch_far), and half as far ahead the rows those
+   name (inc_prefetch_near). A place counted since the last build is a line the samples since
+   pushed out of the caches, and so are its key's and its row's: each read waited on memory. */
+#define INC_AHEAD 16
+
+static inline void inc_prefetch_far(const struct hot *h, const struct hot_inc *c, uint32_t i)
+{
+        __builtin_prefetch(&h->slots[i]);
+        __builtin_prefetch(&h->row1[i]);
+        __builtin_prefetch(&c->k1[i]);
+        __builtin_prefetch(&c->share[i]);
+}
+
+static inline void inc_prefetch_near(const struct hot *h, const struct hot_inc *c, uint32_t i)
+{
+        uint32_t k1 = c->k1[i], r1 = h->row1[i];
+        if (k1 && k1 - 1 < c->cap_keys)
+                __builtin_prefetch(&c->rows[k1 - 1]);
+        if (r1 && r1 - 1 < h->nr_rkeys)
+                __builtin_prefetch(&h->rkeys[r1 - 1]);
 }
 
 /* The incremental build, where the last one's state holds (h->inc): the volatile places and
@@ -574,16 +598,35 @@ static bool merge_incremental(struct hot *h, uint16_t source, enum hot_grouping 
         c->vol = NULL;
         c->nr_vol = c->cap_vol = 0;
         bool is_ok = true;
+        for (uint32_t j = 0; j < nr_vol && j < INC_AHEAD; j++)
+                inc_prefetch_far(h, c, vol[j]);
+        for (uint32_t j = 0; j < nr_vol && j < INC_AHEAD / 2; j++)
+                inc_prefetch_near(h, c, vol[j]);
         for (uint32_t j = 0; j < nr_vol && is_ok; j++) {
+                if (j + INC_AHEAD < nr_vol)
+                        inc_prefetch_far(h, c, vol[j + INC_AHEAD]);
+                if (j + INC_AHEAD / 2 < nr_vol)
+                        inc_prefetch_near(h, c, vol[j + INC_AHEAD / 2]);
                 uint32_t i = vol[j];
                 h->dirty[i / 64] &= ~(1ull << (i % 64));
                 is_ok = inc_place(h, c, &b, i, true);
         }
         free(vol);
-        for (uint32_t wi = 0; wi <= h->mask / 64 && is_ok; wi++)
-                for (uint64_t bits = h->dirty[wi] & h->used[wi]; bits && is_ok; bits &= bits - 1)
-                        is_ok = inc_place(h, c, &b, wi * 64 + (uint32_t)__builtin_ctzll(bits),
-                                          false);
+        /* the places counted since, in the table's order, with the same look ahead */
+        struct used_iter it = {h->used, h->dirty, h->mask / 64 + 1, 0, h->used[0] & h->dirty[0]};
+        struct used_iter far = it, near = it;
+        uint32_t i, j;
+        for (uint32_t n = 0; n < INC_AHEAD && used_next(&far, &j); n++)
+                inc_prefetch_far(h, c, j);
+        for (uint32_t n = 0; n < INC_AHEAD / 2 && used_next(&near, &j); n++)
+                inc_prefetch_near(h, c, j);
+        while (is_ok && used_next(&it, &i)) {
+                if (used_next(&far, &j))
+                        inc_prefetch_far(h, c, j);
+                if (used_next(&near, &j))
+                        inc_prefetch_near(h, c, j);
+                is_ok = inc_place(h, c, &b, i, false);
+        }
         build_end(h, source);
         if (!is_ok)
                 return false;
