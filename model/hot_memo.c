@@ -46,13 +46,45 @@ struct stack_memo *hot_memo_find(struct hot *h, uint64_t mh, uint64_t generation
         return &m[memo_ways_take(h->memo_second_recent, pair, stale, !m[0].is_set, !m[1].is_set)];
 }
 
+/* A memo a settle will come to SETTLE_AHEAD memos on, asked of memory (its three lines), and the
+   places of the one half as far on (read from its lines, asked for by then): a memo settled at a
+   refresh was written a second before, and its places are lines of the places table that the
+   samples since pushed out of the caches; each was read in turn, waiting on memory. */
+#define SETTLE_AHEAD 8
+
+static inline void settle_prefetch_memo(const struct stack_memo *m)
+{
+        const char *p = (const char *)m;
+        for (size_t o = 0; o < sizeof(*m); o += 64)
+                __builtin_prefetch(p + o);
+}
+
+static inline void settle_prefetch_places(const struct hot *h, const struct stack_memo *m)
+{
+        if (!m->nr_pending)
+                return;
+        for (uint32_t i = 0; i < m->nr_places && i < MEMO_PLACES; i++)
+                __builtin_prefetch(&h->slots[m->places[i] & ~MEMO_DUP]);
+}
+
 /* The memos listed since the last settle (pending_slots.h), or every one where the list
    overflowed: the sums are the same in any order. */
 void hot_memo_settle_all(struct hot *h)
 {
         const struct pending_slots *l = &h->pending_memos;
-        for (uint32_t i = 0; h->nr_pending && i < pending_slots_nr(l, MEMO_SLOTS); i++)
+        uint32_t n = h->nr_pending ? pending_slots_nr(l, MEMO_SLOTS) : 0;
+        for (uint32_t i = 0; i < n && i < SETTLE_AHEAD; i++)
+                settle_prefetch_memo(&h->memo[pending_slots_at(l, i)]);
+        for (uint32_t i = 0; i < n && i < SETTLE_AHEAD / 2; i++)
+                settle_prefetch_places(h, &h->memo[pending_slots_at(l, i)]);
+        for (uint32_t i = 0; h->nr_pending && i < n; i++) {
+                if (i + SETTLE_AHEAD < n)
+                        settle_prefetch_memo(&h->memo[pending_slots_at(l, i + SETTLE_AHEAD)]);
+                if (i + SETTLE_AHEAD / 2 < n)
+                        settle_prefetch_places(h,
+                                               &h->memo[pending_slots_at(l, i + SETTLE_AHEAD / 2)]);
                 hot_memo_settle(h, &h->memo[pending_slots_at(l, i)]);
+        }
         pending_slots_clear(&h->pending_memos);
 }
 
