@@ -465,6 +465,7 @@ static void thread_switch(struct switches *sw, struct thread *t, const struct ke
                 }
                 if (m.is_out) {
                         t->is_waiting = true;
+                        sw->has_waited = true;
                         t->out_ts = ev->timestamp;
                         t->has_ended_wait = false;
                         t->out_ns = ns;

@@ -367,7 +367,7 @@ static void credit_open(struct switches *sw)
                         cs->since_ns = now;
                 }
         }
-        for (uint32_t i = 0; i < agg_table_capacity(sw->threads); i++) {
+        for (uint32_t i = 0; sw->has_waited && i < agg_table_capacity(sw->threads); i++) {
                 struct thread *t = agg_table_slot(sw->threads, i);
                 if (!t || !t->is_waiting)
                         continue;

@@ -205,6 +205,10 @@ struct switches {
         /* the wall time the counts covered at the last refresh, decayed as they were, and
            when that was (INT64_MIN: none since they started) */
         int64_t wall_kept_ns, wall_mark_ns;
+        /* a thread was switched out (is_waiting) since the start: until then no wait is open,
+           and a refresh's credit of the open waits looks at no thread (a samples-only screen's
+           table of every thread of the machine, each a line, at every refresh) */
+        bool has_waited;
         bool is_stopped;           /* CSWITCH went off (switches_is_stopped) at stopped_ns */
         int64_t stopped_ns;        /* nothing runs or waits past it while is_stopped */
         struct thread other;       /* threads counted past max_entries, exited threads folded */
