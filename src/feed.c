@@ -53,11 +53,13 @@
    ahead, the second two. With a sample and its stack in turn, a step and the next are a stack's
    decode apart; with the steps two and one records ahead, the first had only a sample's decode
    to come in, and the second step's load of what it asked for was the walk's slowest line (the
-   screen's main thread 546 against 578 ns a sample, bench/README.md, stop 72). */
-#define FEED_AHEAD 4
+   screen's main thread 546 against 578 ns a sample, bench/README.md, stop 72). The far step now
+   four records ahead, a sample and its stack more: on a VM whose memory took ~200 ns a load,
+   the drain 2,283 -> 2,038 ns a sample (4 runs of each in turn, bench/README.md, stop 84). */
+#define FEED_AHEAD 6
 /* Where, among the records built ahead after one is handed out, a timer sample's frame memo slot
    is asked for (the far step), and then the place it holds (the near one). */
-#define FEED_FAR_AT  2
+#define FEED_FAR_AT  4
 #define FEED_NEAR_AT 1
 
 struct feed {
@@ -586,9 +588,10 @@ bool feed_arm(struct feed *f)
 /* How far past the record just built the walk asks for the buffer's bytes: a live buffer was
    written by the host's logger on another CPU, and each record's first read waited for its line
    to come from there (28% of etw_buffer_next_record's samples, the hardware's own look-ahead too
-   late for it); 512 bytes, four to eight records, halved that (1024 no better); bench/README.md,
-   stop 75. */
-#define FEED_BYTES_AHEAD 512u
+   late for it); 512 bytes, four to eight records, halved that (1024 no better then); bench/
+   README.md, stop 75. 1024 since the far step of a sample's memory is four records ahead
+   (FEED_FAR_AT): the records it peeks at are asked for before it reads them. */
+#define FEED_BYTES_AHEAD 1024u
 
 /* The walk's next record built into the slot after the last one built: the slot's walk takes
    the position on from f->walk and gives it back (the buffer, its size and the context are each
