@@ -552,11 +552,11 @@ static bool inc_place(struct hot *h, struct hot_inc *c, struct build_ctx *b, uin
         return true;
 }
 
-/* The places an incremental build merges, each read INC_AHEAD places before it is merged: its
-   place, its key and its shares then (inc_prefetch_far), and half as far ahead the rows those
-   name (inc_prefetch_near). A place counted since the last build is a line the samples since
-   pushed out of the caches, and so are its key's and its row's: each read waited on memory. */
-#define INC_AHEAD 16
+/* The places an incremental build merges, each read MERGE_AHEAD places before it is merged, as
+   a whole build's: its place, its key and its shares then (inc_prefetch_far), and half as far
+   ahead the rows those name (inc_prefetch_near). A place counted since the last build is a line
+   the samples since pushed out of the caches, and so are its key's and its row's: each read
+   waited on memory. */
 
 static inline void inc_prefetch_far(const struct hot *h, const struct hot_inc *c, uint32_t i)
 {
@@ -598,15 +598,15 @@ static bool merge_incremental(struct hot *h, uint16_t source, enum hot_grouping 
         c->vol = NULL;
         c->nr_vol = c->cap_vol = 0;
         bool is_ok = true;
-        for (uint32_t j = 0; j < nr_vol && j < INC_AHEAD; j++)
+        for (uint32_t j = 0; j < nr_vol && j < MERGE_AHEAD; j++)
                 inc_prefetch_far(h, c, vol[j]);
-        for (uint32_t j = 0; j < nr_vol && j < INC_AHEAD / 2; j++)
+        for (uint32_t j = 0; j < nr_vol && j < MERGE_AHEAD / 2; j++)
                 inc_prefetch_near(h, c, vol[j]);
         for (uint32_t j = 0; j < nr_vol && is_ok; j++) {
-                if (j + INC_AHEAD < nr_vol)
-                        inc_prefetch_far(h, c, vol[j + INC_AHEAD]);
-                if (j + INC_AHEAD / 2 < nr_vol)
-                        inc_prefetch_near(h, c, vol[j + INC_AHEAD / 2]);
+                if (j + MERGE_AHEAD < nr_vol)
+                        inc_prefetch_far(h, c, vol[j + MERGE_AHEAD]);
+                if (j + MERGE_AHEAD / 2 < nr_vol)
+                        inc_prefetch_near(h, c, vol[j + MERGE_AHEAD / 2]);
                 uint32_t i = vol[j];
                 h->dirty[i / 64] &= ~(1ull << (i % 64));
                 is_ok = inc_place(h, c, &b, i, true);
@@ -616,9 +616,9 @@ static bool merge_incremental(struct hot *h, uint16_t source, enum hot_grouping 
         struct used_iter it = {h->used, h->dirty, h->mask / 64 + 1, 0, h->used[0] & h->dirty[0]};
         struct used_iter far = it, near = it;
         uint32_t i, j;
-        for (uint32_t n = 0; n < INC_AHEAD && used_next(&far, &j); n++)
+        for (uint32_t n = 0; n < MERGE_AHEAD && used_next(&far, &j); n++)
                 inc_prefetch_far(h, c, j);
-        for (uint32_t n = 0; n < INC_AHEAD / 2 && used_next(&near, &j); n++)
+        for (uint32_t n = 0; n < MERGE_AHEAD / 2 && used_next(&near, &j); n++)
                 inc_prefetch_near(h, c, j);
         while (is_ok && used_next(&it, &i)) {
                 if (used_next(&far, &j))

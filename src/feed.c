@@ -98,6 +98,7 @@ struct feed {
            to hand out at ahead[ahead_at], nr_ahead of them; walk_end: the buffer has no more. */
         struct etw_buffer_walk ahead_walk[FEED_AHEAD];
         EVENT_RECORD ahead[FEED_AHEAD];
+        bool is_far_asked[FEED_AHEAD]; /* the record's far step taken (walk_prefetch) */
         uint32_t ahead_at, nr_ahead;
         bool is_walk_end;
         uint32_t nr_run;        /* records copied since the last hand-over (feed's thread) */
@@ -607,6 +608,7 @@ static void walk_build(struct feed *f)
         w->ProcessorIndex = f->walk.ProcessorIndex;
         w->LoggerId = f->walk.LoggerId;
         BOOL ok = etw_buffer_next_record(w, &f->ahead[slot]);
+        f->is_far_asked[slot] = false;
         /* line by line, each once (prefetch.h) */
         f->walk_prefetch_pos = (uint32_t)prefetch_lines(
                 w->Buffer, UINT64_MAX, f->walk_prefetch_pos,
@@ -622,16 +624,23 @@ static void walk_build(struct feed *f)
 }
 
 /* The timer samples among the records built ahead: the place of the one FEED_NEAR_AT records
-   ahead (its frame memo slot asked for a record before), the frame memo slot of the one
-   FEED_FAR_AT ahead (profile_prefetch_sample). */
+   ahead (its frame memo slot asked for before), the frame memo slot of each further one up to
+   FEED_FAR_AT not asked for yet (profile_prefetch_sample): a record takes the far step once,
+   where it first stands past the near one (FEED_FAR_AT, but nearer at a buffer's start), and
+   the near one once. */
 static void walk_prefetch(struct feed *f)
 {
         uint64_t ip;
         uint32_t tid, pid;
-        for (uint32_t i = FEED_NEAR_AT; i < f->nr_ahead && i <= FEED_FAR_AT; i++)
-                if (kdecoder_peek_sample(f->decoder, &f->ahead[(f->ahead_at + i) % FEED_AHEAD], &ip,
-                                         &tid, &pid))
-                        profile_prefetch_sample(f->profile, pid, ip, i == FEED_NEAR_AT);
+        for (uint32_t i = FEED_NEAR_AT; i < f->nr_ahead && i <= FEED_FAR_AT; i++) {
+                uint32_t slot = (f->ahead_at + i) % FEED_AHEAD;
+                bool is_near = i == FEED_NEAR_AT;
+                if (!is_near && f->is_far_asked[slot])
+                        continue;
+                f->is_far_asked[slot] = true;
+                if (kdecoder_peek_sample(f->decoder, &f->ahead[slot], &ip, &tid, &pid))
+                        profile_prefetch_sample(f->profile, pid, ip, is_near);
+        }
 }
 
 /* The next record handed over, NULL when there is none; a file's stays the queue's until
