@@ -72,16 +72,17 @@ static bool is_clean(const char *pool, size_t len)
 struct sym_table *sym_table_new_mapped(const struct sym_entry *entries, uint32_t nr,
                                        const char *pool, size_t pool_len)
 {
-        /* what sym_table_finish leaves: the empty name at 0, the pool ended by a NUL (so every
-           offset in it has one before the end), starts strictly ascending, no internal flag */
+        /* what every read of it rests on: the empty name at 0 and the pool ended by a NUL (so
+           that every offset in it has one before the end). The entries and names are not read
+           here but where they are used (sym_table_name: an offset past the pool, a borrowed
+           one, or a name with a byte sym_table_add replaces names nothing; sym_table_find reads
+           only entries, and starts out of order give a wrong answer, never a read past them):
+           a cache file's table is megabytes (the running kernel's 5.8 MB), and its check
+           whole was most of a warm start's symbol work, a read of every page of it for the
+           few that the lookups touch */
         if ((nr && !entries) || !pool || !pool_len || pool_len >= NAME_BORROWED || pool[0] ||
-            pool[pool_len - 1] || !is_clean(pool, pool_len))
+            pool[pool_len - 1])
                 return NULL;
-        for (uint32_t i = 0; i < nr; i++) {
-                if (entries[i].name >= pool_len || (entries[i].flags & SYM_FLAG_BOUND) ||
-                    (i && entries[i].start <= entries[i - 1].start))
-                        return NULL;
-        }
         struct sym_table *t = xcalloc(1, sizeof(*t));
         /* read-only from here on: the owner's mapping is never written (the cast drops the const
            of a field that the building functions, all refused on a finished table, write) */
@@ -521,8 +522,25 @@ const struct sym_entry *sym_table_find(const struct sym_table *t, uint64_t addr)
         return NULL;
 }
 
+/* A mapped table's name at off (sym_table_new_mapped): read as sym_table_add would have left
+   it, "" where it could not have (past the pool, borrowed, or with a byte it replaces). The
+   pool ends with a NUL, so the scan ends inside it. */
+static const char *mapped_name(const struct sym_table *t, uint32_t off)
+{
+        if (off >= t->pool_len)
+                return ""; /* a borrowed offset too: the pool is shorter than NAME_BORROWED */
+        const char *name = t->pool + off;
+        for (const unsigned char *b = (const unsigned char *)name; *b; b++) {
+                if (*b < 0x20 || *b == 0x7f)
+                        return "";
+        }
+        return name;
+}
+
 const char *sym_table_name(const struct sym_table *t, const struct sym_entry *e)
 {
+        if (e && t->is_mapped)
+                return mapped_name(t, e->name);
         if (e && (e->name & NAME_BORROWED))
                 return t->ext + (e->name & ~NAME_BORROWED);
         return e && e->name < t->pool_len ? t->pool + e->name : "";

@@ -81,7 +81,7 @@ struct sym_table *symtab_cache_decode(const void *data, size_t size)
         const struct sym_entry *entries =
                 (const void *)((const uint8_t *)data + sizeof(struct table_head));
         const char *pool = (const char *)(entries + head.nr);
-        /* every entry and name checked as sym_table_finish leaves them */
+        /* the entries and names checked where they are read (sym_table_new_mapped) */
         return sym_table_new_mapped(entries, head.nr, pool, (size_t)head.pool_len);
 }
 

@@ -8,8 +8,9 @@
    An entry is keyed by a hash of what the table was built from: the symbol and string tables'
    bytes, the module's build-id, its load bias, the build's table layout; any other change of
    the file makes another key. Its bytes: a header, the table's entries, its names. Read back,
-   every entry is checked as a table made by sym_table_finish would be (sym_table_new_mapped):
-   a damaged or hostile file is refused, and the table is built again. */
+   its header and lengths are checked (a damaged one is refused, and the table is built again)
+   and its entries and names where they are used (sym_table_new_mapped): a damaged or hostile
+   entry reads wrong or nameless, never outside the file. */
 #ifndef ETWTOP_SYMBOLS_SYMTAB_CACHE_H
 #define ETWTOP_SYMBOLS_SYMTAB_CACHE_H
 

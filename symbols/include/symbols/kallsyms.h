@@ -52,8 +52,10 @@ void *kallsyms_parsed_encode(const struct kallsyms *ks, size_t *len);
 
 /* A kallsyms object (*out, free with kallsyms_free) read in place over data (len bytes, 8-byte
    aligned, borrowed: it must outlive *out), which kallsyms_parsed_encode wrote. No byte is
-   trusted: 0, or -EINVAL with *out NULL when a count or length disagrees with len, the entries
-   or runs are out of order, a name offset is past its strings or a module index out of range. */
+   trusted: 0, or -EINVAL with *out NULL when a count or length disagrees with len, the runs are
+   out of order, a module name's offset is past its strings or a module index out of range. The
+   symbol entries are checked where they are read (sym_table_new_mapped): out of order, they
+   answer wrong; a name past the strings or with a control byte reads as "". */
 int kallsyms_parsed_open_mem(const void *data, size_t len, struct kallsyms **out);
 
 /* Whether ks was read in place from a parsed form (the cache), not parsed from text. */

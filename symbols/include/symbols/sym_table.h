@@ -46,9 +46,11 @@ void sym_table_free(struct sym_table *t);
 
 /* A finished, read-only table over arrays that another finished table held (a cache file
    mapped: sym_table_at(t, 0) and sym_table_pool's), borrowed for the table's life and not freed
-   with it. Nothing of them is trusted: NULL when pool (pool_len bytes) does not begin and end
-   with a NUL, holds a byte sym_table_add replaces, or when the entries (nr) are not in strictly
-   ascending start order or name an offset past the pool. Entries must be 8-byte aligned. */
+   with it. Nothing of them is trusted, and nothing of them is read whole: NULL when pool
+   (pool_len bytes) does not begin and end with a NUL; an entry's name past the pool, or one
+   holding a byte sym_table_add replaces, reads as "" (sym_table_name); entries out of ascending
+   start order give wrong answers, never a read outside the arrays. Entries must be 8-byte
+   aligned. */
 struct sym_table *sym_table_new_mapped(const struct sym_entry *entries, uint32_t nr,
                                        const char *pool, size_t pool_len);
 
