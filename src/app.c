@@ -546,10 +546,7 @@ static int live_start(struct app *a, char *err, size_t err_size)
                 }
                 if (!o->is_batch)
                         etw_keep_window(a->client.id, WINDOW_KEPT_BYTES);
-                return feed_open(&a->feed, a->profile, NULL, a->client.logger_name, true, err,
-                                 err_size);
-        }
-        if (etw_client_start(&a->client, &co, &s, why, sizeof(why)) < 0) {
+        } else if (etw_client_start(&a->client, &co, &s, why, sizeof(why)) < 0) {
                 snprintf(err, err_size, "%s", why);
                 return -1;
         }
@@ -655,8 +652,10 @@ int app_run(const struct app_options *o, char *err, size_t err_size)
                 rc = 0;
         }
 out:
-        /* the session ends first: the consumer's ProcessTrace returns with it; an attached
-           one keeps running (the consumer's CloseTrace ends ProcessTrace) */
+        /* the consumer goes first (an attached session keeps running): the end, read by nobody,
+           is not written; a recording's ends first (its consumer's ProcessTrace ends with it) */
+        if (!o->record_path)
+                feed_close(a->feed);
         if (a->client.is_attached) {
                 etw_client_detach(&a->client);
                 stopped = ERROR_SUCCESS;
@@ -687,7 +686,8 @@ out:
         if (sfd >= 0)
                 close(sfd);
         sigprocmask(SIG_SETMASK, &old, NULL);
-        feed_close(a->feed);
+        if (o->record_path)
+                feed_close(a->feed);
         for (uint32_t v = 0; v < NR_VIEWS; v++) {
                 ui_table_fini(&a->tables[v]);
                 if (a->views[v])

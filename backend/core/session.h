@@ -124,6 +124,13 @@ void session_rt_pool_unset(struct session_rt *rt);
 int session_rt_places_next(struct session_rt *rt, uint32_t timeout_ms, uint64_t released,
                            uint64_t *seq, uint32_t *idx, uint32_t max);
 
+/* An eventfd (rt's, closed with it) made readable wherever a wait of rt's would be woken: a
+   buffer for it, a flush, the session's end, an interrupt. A stream that polls it beside its
+   consumer's socket, asking for buffers without waiting (timeout 0), finds its consumer gone
+   when the consumer goes, not at the next buffer. Its reader reads it to clear it. -errno where
+   none could be made (waits as before still work). */
+int session_rt_wake_fd(struct session_rt *rt);
+
 /* Makes a session_rt_next waiting now, or the next one to wait, return -EAGAIN at once: a
    consumer's CloseTrace, from another thread, so that its reader need not wake on a timer to
    look for one. */

@@ -54,15 +54,29 @@ static ULONG session_end(struct session *s, EVENT_TRACE_PROPERTIES *p)
 {
         pthread_mutex_lock(&s->lock);
         s->is_ending = true;
-        if (s->source) {
-                /* nothing drains the rings since the thread stopped: empty them, then keep the
-                   exact lost count, which a closed source cannot give */
-                session_drain_source(s, true);
-                struct live_stats ls;
-                live_source_get_stats(s->source, &ls);
-                s->nr_source_lost = ls.nr_events_lost;
+        pthread_mutex_lock(&s->rt_lock);
+        /* what the end writes reaches nobody: no file, and no consumer (none can come once the
+           session ends; a screen closes its own before its STOP) */
+        bool is_unread = !s->log_file_name && !s->consumers;
+        pthread_mutex_unlock(&s->rt_lock);
+        if (s->source && is_unread) {
+                /* the rings closed as they are: their last records, the stop's rundown and the
+                   kernel symbols would be written for no reader (a screen's quit: 2-3 ms of
+                   the host's CPU); the kernel's lost count read all the same */
+                uint64_t lost = 0;
+                live_source_discard(s->source, &lost);
+                s->nr_source_lost = lost;
+        } else {
+                if (s->source) {
+                        /* nothing drains the rings since the thread stopped: empty them, then
+                           keep the exact lost count, which a closed source cannot give */
+                        session_drain_source(s, true);
+                        struct live_stats ls;
+                        live_source_get_stats(s->source, &ls);
+                        s->nr_source_lost = ls.nr_events_lost;
+                }
+                live_source_close(s->source);
         }
-        live_source_close(s->source);
         s->source = NULL;
         struct session_stats st;
         session_get_stats(s, &st);

@@ -202,7 +202,10 @@ struct session_rt {
         uint64_t ent_filled;   /* buffers put in ent */
         uint64_t ent_told;     /* of them, those handed out (session_rt_places_next) */
         uint64_t ent_released; /* of them, those the consumer is done with */
-        uint32_t *copies;      /* owned, ent_cap: the pool buffers taken for copies, free */
+        /* session_rt_wake_fd's eventfd (-1: none): written wherever rt_cond is broadcast,
+           under rt_lock */
+        int wake_fd;
+        uint32_t *copies; /* owned, ent_cap: the pool buffers taken for copies, free */
         uint32_t nr_copies_free;
         uint32_t nr_copies; /* taken for copies in all (each counted in session_mem) */
         struct session_rt *next;

@@ -4,7 +4,23 @@
 #include "session_int.h"
 #include "util/clock.h"
 
+#include <errno.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 /* ---- real-time delivery ------------------------------------------------------------------- */
+
+/* rt_cond broadcast, and the consumers' wake fds written (session_rt_wake_fd). Under rt_lock. */
+static void rt_broadcast(struct session *s)
+{
+        pthread_cond_broadcast(&s->rt_cond);
+        for (struct session_rt *rt = s->consumers; rt; rt = rt->next) {
+                uint64_t one = 1;
+                if (rt->wake_fd >= 0 && write(rt->wake_fd, &one, sizeof(one)) < 0) {
+                        /* EAGAIN: a counter that full is readable already */
+                }
+        }
+}
 
 int session_rt_queue_init(struct rt_queue *q, uint32_t cap, uint32_t buffer_size)
 {
@@ -146,14 +162,14 @@ void session_rt_on_buffer(void *ctx, const uint8_t *buf, uint32_t size)
                 is_wake = is_wake || rt->q.count >= rt->wake_at;
         }
         if (is_wake)
-                pthread_cond_broadcast(&s->rt_cond);
+                rt_broadcast(s);
         pthread_mutex_unlock(&s->rt_lock);
 }
 
 void session_rt_wake(struct session *s)
 {
         pthread_mutex_lock(&s->rt_lock);
-        pthread_cond_broadcast(&s->rt_cond);
+        rt_broadcast(s);
         pthread_mutex_unlock(&s->rt_lock);
 }
 
@@ -161,7 +177,7 @@ void session_rt_end(struct session *s)
 {
         pthread_mutex_lock(&s->rt_lock);
         s->is_rt_ended = true;
-        pthread_cond_broadcast(&s->rt_cond);
+        rt_broadcast(s);
         pthread_mutex_unlock(&s->rt_lock);
 }
 
@@ -224,6 +240,7 @@ int session_rt_attach(const char *logger_name, struct session_rt **out,
                 return -ENOMEM;
         }
         rt->s = s;
+        rt->wake_fd = -1;
         pthread_mutex_lock(&s->lock);
         if (s->is_ended) {
                 /* stopped between the lookup and the lock */
@@ -317,12 +334,23 @@ int session_rt_next_batch(struct session_rt *rt, uint32_t timeout_ms, const uint
         return rc;
 }
 
+int session_rt_wake_fd(struct session_rt *rt)
+{
+        struct session *s = rt->s;
+        pthread_mutex_lock(&s->rt_lock);
+        if (rt->wake_fd < 0)
+                rt->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        int fd = rt->wake_fd >= 0 ? rt->wake_fd : -errno;
+        pthread_mutex_unlock(&s->rt_lock);
+        return fd;
+}
+
 void session_rt_interrupt(struct session_rt *rt)
 {
         struct session *s = rt->s;
         pthread_mutex_lock(&s->rt_lock);
         rt->is_woken = true;
-        pthread_cond_broadcast(&s->rt_cond);
+        rt_broadcast(s);
         pthread_mutex_unlock(&s->rt_lock);
 }
 
@@ -449,6 +477,8 @@ void session_rt_detach(struct session_rt *rt)
         session_rt_pool_clear(rt);
         pthread_mutex_unlock(&s->rt_lock);
         pthread_mutex_unlock(&s->lock);
+        if (rt->wake_fd >= 0)
+                close(rt->wake_fd);
         free(rt->header);
         free(rt);
         session_unref(s);

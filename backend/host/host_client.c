@@ -859,12 +859,38 @@ bool host_client_rt_wait_released(struct host_rt *rt, uint32_t timeout_ms)
         return is_all;
 }
 
+/* The host detaches a stream's consumer when it sees the stream's end, then closes its side:
+   that close waited for (what it still sends read and dropped; DETACH_WAIT_MS at most, a host
+   that does not answer is left as it was) makes a STOP sent next find the session without this
+   consumer, and the end of a session nobody reads then is not written (session_end). */
+#define DETACH_WAIT_MS 2000
+static void stream_end(int fd)
+{
+        if (shutdown(fd, SHUT_WR) < 0)
+                return;
+        uint64_t until = now_ns() + (uint64_t)DETACH_WAIT_MS * 1000000u;
+        char sink[4096];
+        for (uint64_t now; (now = now_ns()) < until;) {
+                struct pollfd pfd = {.fd = fd, .events = POLLIN};
+                int n = poll(&pfd, 1, (int)((until - now) / 1000000u) + 1);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return;
+                ssize_t got = recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
+                if (got == 0 || (got < 0 && errno != EINTR && errno != EAGAIN))
+                        return; /* the host's side closed (or failed): detached */
+        }
+}
+
 void host_client_rt_detach(struct host_rt *rt)
 {
         if (!rt)
                 return;
-        if (rt->fd >= 0)
+        if (rt->fd >= 0) {
+                stream_end(rt->fd);
                 close(rt->fd);
+        }
         if (rt->wake_fd >= 0)
                 close(rt->wake_fd);
         host_ring_unmap(&rt->ring);

@@ -42,9 +42,10 @@
    looks at the host's end and the session's. */
 #define STREAM_WAIT_MS 250
 /* How long a stream that waits for the session's next buffers sleeps: they, the session's end
-   and the host's (which stops every session) wake it, so this bounds only how late it finds
-   its consumer gone while the session writes nothing (it was STREAM_WAIT_MS, four idle wake-ups
-   a second of a screen's stream) */
+   and the host's (which stops every session) wake it, and so does its consumer's going where
+   the stream waits on its socket too (stream_wait), so this bounds only how late it finds its
+   consumer gone otherwise (it was STREAM_WAIT_MS, four idle wake-ups a second of a screen's
+   stream) */
 #define STREAM_IDLE_MS 2000
 /* A consumer that asked for the session's state gets it with the buffers at most this often:
    it takes the session's lock, which its logger holds while it drains (a busy session hands
@@ -144,6 +145,25 @@ static int take_releases(int fd, struct ring *r)
 #define PLACES_MAX 128u
 _Static_assert(PLACES_MAX <= HOST_RT_MAX_SLOTS, "a message hands out what the consumer holds");
 
+/* Sleeps until the session wakes the stream (wake_fd, session_rt_wake_fd) or its consumer goes
+   (the socket hung up: a consumer's CloseTrace shuts its side and waits for this one's close,
+   so that a STOP it sends next finds it detached), STREAM_IDLE_MS at most. False when the
+   consumer is gone. Its releases do not wake it (read at the next wake, as before). */
+static bool stream_wait(int fd, int wake_fd)
+{
+        struct pollfd pfd[2] = {{.fd = fd, .events = POLLRDHUP}, {.fd = wake_fd, .events = POLLIN}};
+        int k = poll(pfd, 2, STREAM_IDLE_MS);
+        if (k < 0)
+                return errno == EINTR;
+        if (pfd[1].revents & POLLIN) {
+                uint64_t v;
+                if (read(wake_fd, &v, sizeof(v)) < 0) {
+                        /* EAGAIN: another read took it; the next poll says */
+                }
+        }
+        return !(pfd[0].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
+}
+
 /* Hands the session's buffers to the consumer at fd, r.nr_slots of them at most unreleased: by
    their slots in r's ring (RT_SLOTS), or in place by their pool indexes (is_pool, RT_PLACES),
    until the session ends (RT_END), the consumer goes or breaks the protocol, the session
@@ -158,6 +178,10 @@ static void serve_held(int fd, struct session_rt *rt, struct ring *r, bool is_po
         uint32_t idx[PLACES_MAX];
         int64_t stalled_since = 0;
         int rc = 0;
+        /* the session's wake and the socket in one poll (stream_wait); without it, the wait is
+           the session's alone */
+        int wake_fd = session_rt_wake_fd(rt);
+        uint32_t wait_ms = wake_fd >= 0 ? 0 : STREAM_IDLE_MS;
         while (rc == 0 && !atomic_load(is_exiting)) {
                 if (take_releases(fd, r) < 0)
                         break;
@@ -190,9 +214,9 @@ static void serve_held(int fd, struct session_rt *rt, struct ring *r, bool is_po
                 }
                 uint64_t seq = 0;
                 uint32_t room = r->nr_slots - (uint32_t)(r->sent - r->released);
-                int n = is_pool ? session_rt_places_next(rt, STREAM_IDLE_MS, r->released, &seq, idx,
+                int n = is_pool ? session_rt_places_next(rt, wait_ms, r->released, &seq, idx,
                                                          room < PLACES_MAX ? room : PLACES_MAX)
-                                : session_rt_ring_next(rt, STREAM_IDLE_MS, r->released, &seq);
+                                : session_rt_ring_next(rt, wait_ms, r->released, &seq);
                 if (n > 0) {
                         if (seq != r->sent || (uint32_t)n > room)
                                 break; /* not what this stream's state allows: never */
@@ -231,6 +255,8 @@ static void serve_held(int fd, struct session_rt *rt, struct ring *r, bool is_po
                 }
                 if (n != -EAGAIN)
                         break;
+                if (wake_fd >= 0 && !stream_wait(fd, wake_fd))
+                        break; /* the consumer went */
         }
         host_msg_free(&m);
         host_msg_free(&sm);

@@ -848,6 +848,19 @@ void live_source_rundown(struct live_source *ls)
         ksyms_write_kernel_symbols(ls, false);
 }
 
+void live_source_discard(struct live_source *ls, uint64_t *nr_lost)
+{
+        if (nr_lost)
+                *nr_lost = 0;
+        if (!ls)
+                return;
+        for (uint32_t i = 0; i < ls->nr_events; i++)
+                live_event_enable(ls->events[i], false);
+        if (nr_lost)
+                *nr_lost = lost_total(ls, true);
+        source_free(ls);
+}
+
 void live_source_close(struct live_source *ls)
 {
         if (!ls)

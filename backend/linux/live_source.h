@@ -174,13 +174,17 @@ int live_source_update(struct live_source *ls, const struct live_settings *next,
 
 void live_source_get_stats(struct live_source *ls, struct live_stats *st);
 
-/* Drains what is left, writes the stop rundown (DCEnd) and etwtop's own events (image identity,
-   the kernel symbols the samples hit), and closes everything. NULL is fine. */
 /* Writes a rundown of what runs now, as at a stop (DCEnd of every process, thread and image,
    with image identity, and the kernel symbols hit so far), after draining the rings: what makes
    the recent buffers a self-contained file. */
 void live_source_rundown(struct live_source *ls);
 
+/* Drains what is left, writes the stop rundown (DCEnd) and etwtop's own events (image identity,
+   the kernel symbols the samples hit), and closes everything. NULL is fine. */
 void live_source_close(struct live_source *ls);
+/* Closes everything without writing: for a session whose end nobody reads (no file, no
+   consumer). The records still in the rings go with them; *nr_lost (when not NULL) is what the
+   kernel said it dropped until then. NULL is fine. */
+void live_source_discard(struct live_source *ls, uint64_t *nr_lost);
 
 #endif

@@ -2138,6 +2138,44 @@ static void test_held_buffers(void **state)
         interval_usual();
 }
 
+/* The consumers the host counts for a session (ETWTOP_TRACE_CONSUMERS_INFO). */
+static ULONG nr_consumers(CONTROLTRACE_ID h)
+{
+        ULONG nr = 99, len = 0;
+        assert_int_equal(
+                TraceQueryInformation(h, ETWTOP_TRACE_CONSUMERS_INFO, &nr, sizeof(nr), &len),
+                ERROR_SUCCESS);
+        return nr;
+}
+
+/* A consumer's CloseTrace returns once the host has detached its stream (which wakes when the
+   consumer's socket hangs up, not at the session's next buffers, seconds later where they come
+   slowly): a QUERY right after counts no consumer, and a STOP sent next finds nobody to write
+   the session's end for (a screen's quit). Through the ring (no window) and in place (a
+   window's pool). */
+static void test_closed_consumer_detached(void **state)
+{
+        (void)state;
+        for (int is_pool = 0; is_pool < 2; is_pool++) {
+                /* a session without events: its stream waits for buffers that do not come */
+                const char *name = is_pool ? "closed-pool" : "closed-ring";
+                CONTROLTRACE_ID h = 0;
+                assert_int_equal(start_plain(&h, name, NULL), ERROR_SUCCESS);
+                if (is_pool)
+                        assert_int_equal(etw_keep_window(h, 64 * 4096), ERROR_SUCCESS);
+                pthread_t th = held_open(name);
+                for (int tries = 0; tries < 500 && nr_consumers(h) == 0; tries++)
+                        sleep_ms(20);
+                assert_int_equal(nr_consumers(h), 1);
+                /* (ProcessTrace runs: the handle goes once it returns) */
+                assert_int_equal(CloseTrace(g_held.h), ERROR_CTX_CLOSE_PENDING);
+                assert_int_equal(pthread_join(th, NULL), 0);
+                assert_int_equal(nr_consumers(h), 0);
+                struct rt_props q;
+                assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
+        }
+}
+
 /* The state a consumer of the host's ring gets with its buffers (HOST_FLAG_RT_STATE,
    etw_realtime_get_session_state), what a screen would otherwise ask the host at each refresh:
    ControlTrace(QUERY)'s counters as of a recent buffer, and the settings' generation, the same
@@ -2694,6 +2732,7 @@ int main(int argc, char **argv)
                 cmocka_unit_test(test_pool_consumer),
                 cmocka_unit_test(test_held_buffers),
                 cmocka_unit_test(test_held_state),
+                cmocka_unit_test(test_closed_consumer_detached),
                 cmocka_unit_test(test_consumer_dropped_after_stop),
                 cmocka_unit_test(test_host_memory_budget),
                 cmocka_unit_test(test_one_host_per_directory),
