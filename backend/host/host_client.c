@@ -859,11 +859,12 @@ bool host_client_rt_wait_released(struct host_rt *rt, uint32_t timeout_ms)
         return is_all;
 }
 
-/* The host detaches a stream's consumer when it sees the stream's end, then closes its side:
-   that close waited for (what it still sends read and dropped; DETACH_WAIT_MS at most, a host
-   that does not answer is left as it was) makes a STOP sent next find the session without this
-   consumer, and the end of a session nobody reads then is not written (session_end). */
-#define DETACH_WAIT_MS 2000
+/* The host detaches a stream's consumer when it sees the stream's end (at once: its stream
+   polls the socket), then closes its side: that close waited for (what it still sends read and
+   dropped; DETACH_WAIT_MS at most, under the stream's own idle bound, so that a host that sees
+   the end late is not waited for: it is left as it was) makes a STOP sent next find the session
+   without this consumer, and the end of a session nobody reads then is not written. */
+#define DETACH_WAIT_MS 1000
 static void stream_end(int fd)
 {
         if (shutdown(fd, SHUT_WR) < 0)

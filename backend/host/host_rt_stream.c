@@ -397,11 +397,13 @@ void host_rt_serve(int fd, struct session_rt *rt, const struct session_rt_info *
         struct host_msg m = {0};
         uint8_t heads[SESSION_RT_BATCH_MAX][HOST_RT_DATA_OFFSET];
         struct iovec parts[2 * SESSION_RT_BATCH_MAX];
+        /* as serve_held: the session's wake and the socket in one poll where it can */
+        int wake_fd = session_rt_wake_fd(rt);
         for (;;) {
                 const uint8_t *bufs[SESSION_RT_BATCH_MAX];
                 uint32_t size;
-                int n = session_rt_next_batch(rt, STREAM_IDLE_MS, bufs, SESSION_RT_BATCH_MAX,
-                                              &size);
+                int n = session_rt_next_batch(rt, wake_fd >= 0 ? 0 : STREAM_IDLE_MS, bufs,
+                                              SESSION_RT_BATCH_MAX, &size);
                 if (n > 0) {
                         /* what waits, each buffer's header and the buffer, in one send (a send a
                            buffer cost a system call and a wake-up of the consumer each): the
@@ -439,7 +441,7 @@ void host_rt_serve(int fd, struct session_rt *rt, const struct session_rt_info *
                         host_io_write(fd, m.data, m.size, drain_ms, is_exiting);
                         break;
                 }
-                if (consumer_is_gone(fd))
+                if ((wake_fd >= 0 && !stream_wait(fd, wake_fd)) || consumer_is_gone(fd))
                         break;
         }
         host_msg_free(&m);

@@ -2151,22 +2151,26 @@ static ULONG nr_consumers(CONTROLTRACE_ID h)
 /* A consumer's CloseTrace returns once the host has detached its stream (which wakes when the
    consumer's socket hangs up, not at the session's next buffers, seconds later where they come
    slowly): a QUERY right after counts no consumer, and a STOP sent next finds nobody to write
-   the session's end for (a screen's quit). Through the ring (no window) and in place (a
-   window's pool). */
+   the session's end for (a screen's quit). Through the ring (no window), in place (a window's
+   pool) and through the socket (ETWTOP_RT_SOCKET=1). */
 static void test_closed_consumer_detached(void **state)
 {
         (void)state;
-        for (int is_pool = 0; is_pool < 2; is_pool++) {
+        static const char *const names[] = {"closed-ring", "closed-pool", "closed-socket"};
+        for (int way = 0; way < 3; way++) {
                 /* a session without events: its stream waits for buffers that do not come */
-                const char *name = is_pool ? "closed-pool" : "closed-ring";
+                const char *name = names[way];
                 CONTROLTRACE_ID h = 0;
                 assert_int_equal(start_plain(&h, name, NULL), ERROR_SUCCESS);
-                if (is_pool)
+                if (way == 1)
                         assert_int_equal(etw_keep_window(h, 64 * 4096), ERROR_SUCCESS);
+                if (way == 2)
+                        setenv("ETWTOP_RT_SOCKET", "1", 1);
                 pthread_t th = held_open(name);
                 for (int tries = 0; tries < 500 && nr_consumers(h) == 0; tries++)
                         sleep_ms(20);
                 assert_int_equal(nr_consumers(h), 1);
+                unsetenv("ETWTOP_RT_SOCKET"); /* read when the stream attached */
                 /* (ProcessTrace runs: the handle goes once it returns) */
                 assert_int_equal(CloseTrace(g_held.h), ERROR_CTX_CLOSE_PENDING);
                 assert_int_equal(pthread_join(th, NULL), 0);
