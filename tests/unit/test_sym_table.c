@@ -359,6 +359,18 @@ static void test_borrowed_names(void **state)
         sym_table_free(t);
 }
 
+/* t and m name the same symbol at every address test_mapped looks at. */
+static void assert_same_names(const struct sym_table *t, const struct sym_table *m)
+{
+        for (uint64_t a = 0xf00; a < 0x3200; a += 8) {
+                const char *x = name_at(t, a), *y = name_at(m, a);
+                if (!x)
+                        assert_null(y);
+                else
+                        assert_string_equal(x, y);
+        }
+}
+
 /* A table made over a finished table's arrays (a cache file's, here copies of them): the same
    answers, nothing freed with it; a pool a finished table could not have left refused, and
    entries it could not have left read safely where they are used. */
@@ -386,13 +398,7 @@ static void test_mapped(void **state)
         assert_non_null(m);
         assert_int_equal(sym_table_count(m), nr);
         assert_int_equal(sym_table_memory(m), sym_table_memory(t));
-        for (uint64_t a = 0xf00; a < 0x3200; a += 8) {
-                const char *x = name_at(t, a), *y = name_at(m, a);
-                if (!x)
-                        assert_null(y);
-                else
-                        assert_string_equal(x, y);
-        }
+        assert_same_names(t, m);
         /* adding to it, or finishing it again, changes nothing (its arrays are read-only) */
         sym_table_add(m, 0x5000, 0x10, "late", 4, 0);
         sym_table_finish(m, 0);
@@ -435,13 +441,7 @@ static void test_mapped(void **state)
         memcpy(entries, sym_table_at(t, 0), nr * sizeof(*entries));
         m = sym_table_new_mapped(entries, nr, pool, pool_len);
         assert_non_null(m); /* all put right again */
-        for (uint64_t a = 0xf00; a < 0x3200; a += 8) {
-                const char *x = name_at(t, a), *y = name_at(m, a);
-                if (!x)
-                        assert_null(y);
-                else
-                        assert_string_equal(x, y);
-        }
+        assert_same_names(t, m);
         sym_table_free(m);
         /* no entries: a table that finds nothing */
         m = sym_table_new_mapped(NULL, 0, pool, pool_len);
