@@ -26,12 +26,7 @@ build=$build_a
 builds=("$build_a")
 [ -n "$build_b" ] && builds+=("$build_b")
 
-load() {
-        for ((i = 0; i < ncpu; i++)); do
-                (end=$((SECONDS + secs + 4)); while [ $SECONDS -lt $end ]; do :; done) &
-        done
-        timeout $((secs + 4)) perf bench sched pipe -l 100000000 >/dev/null 2>&1 &
-}
+load() { busy_load $((secs + 4)); }
 
 # round B K: build number B's round K; prints its CPU milliseconds (nothing where it failed)
 round() {

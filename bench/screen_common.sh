@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# screen_common.sh: sourced by top.sh and rss.sh, which run the live screen and perf top side by
+# screen_common.sh: sourced by top.sh, rss.sh and the screen's diagnostics, which run the live screen (and perf top) side by
 # side in tmux: the checks, the temporary directory and tmux server they share, and the one
 # place that says what "the same settings" are. Before sourcing: name (for messages), build.
 # After: etwtop, sock, tmp, ncpu, die, cg_make/cg_seconds/cg_since, and the two command lines
@@ -53,6 +53,14 @@ cg_remove() {
         done
 }
 ncpu=$(nproc)
+# busy_load SECONDS: top.sh's load, in the background for SECONDS: a busy loop a CPU and a pipe
+# ping-pong (perf bench sched pipe), which switch contexts and wake each other all the time
+busy_load() {
+        for ((i = 0; i < ncpu; i++)); do
+                (end=$((SECONDS + $1)); while [ $SECONDS -lt $end ]; do :; done) &
+        done
+        timeout "$1" perf bench sched pipe -l 100000000 >/dev/null 2>&1 &
+}
 # 4 kHz timer samples on every CPU, every context switch and every wake-up, all with call
 # chains, a 1 s refresh. perf top gets -c 1 for the tracepoints (its -F would sample them at
 # 4 kHz too, where CSwitch is every switch) and a 250 us period for cpu-clock. Both walk frame

@@ -31,12 +31,7 @@ name=top.sh
 hz=$(getconf CLK_TCK)
 mode=${MODE:-full} # samples: screen_common.sh's command lines of the samples-only settings
 
-load() {
-        for ((i = 0; i < ncpu; i++)); do
-                (end=$((SECONDS + secs + 4)); while [ $SECONDS -lt $end ]; do :; done) &
-        done
-        timeout $((secs + 4)) perf bench sched pipe -l 100000000 >/dev/null 2>&1 &
-}
+load() { busy_load $((secs + 4)); }
 # run NAME COMMAND...: the tool in tmux for secs seconds; prints "cpu_seconds"
 run() {
         local name=$1 rt=${warm_rt:-$tmp/run-$round}
