@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: MIT
 # screen_common.sh: sourced by top.sh, rss.sh and the screen's diagnostics, which run the live
-# screen (and perf top) side by side in tmux: the checks, the temporary directory and tmux server they share, and the one
-# place that says what "the same settings" are. Before sourcing: name (for messages), build.
-# After: etwtop, sock, tmp, ncpu, die, cg_make/cg_seconds/cg_since, and the two command lines
-# below (MODE=samples: those of the samples-only settings).
+# screen (and perf top) side by side in tmux: the checks, the temporary directory and tmux
+# server they share, and the one place that says what "the same settings" are. Before
+# sourcing: name (for messages), build. After: etwtop, sock, tmp, ncpu, die,
+# cg_make/cg_seconds/cg_since, busy_load, and the two command lines below (MODE=samples: those
+# of the samples-only settings).
 etwtop=$(realpath "$build/src/etwtop")
 die() { echo "$name: $*" >&2; exit 1; }
 [ -x "$etwtop" ] || die "$etwtop not built"
