@@ -51,16 +51,24 @@ static bool file_is_done(struct session *s, char *why, size_t size)
 int session_drain_source(struct session *s, bool is_locked)
 {
         int total = 0;
+        struct etl_pool *pool = NULL;
         for (int round = 0; round < DRAIN_ROUNDS; round++) {
                 if (!is_locked)
                         pthread_mutex_lock(&s->lock);
                 int k = s->source ? live_source_drain(s->source, DRAIN_BUDGET) : 0;
+                if (!is_locked && !pool && k > 0 && s->writer && etl_writer_pool(s->writer))
+                        pool = etl_pool_ref(etl_writer_pool(s->writer));
                 if (!is_locked)
                         pthread_mutex_unlock(&s->lock);
+                /* the next buffers' pages made here, the lock let go: the takes under it would
+                   make them while a controller or a consumer's stream waits (spinning) */
+                if (pool)
+                        etl_pool_prepare(pool);
                 if (k <= 0)
                         break;
                 total += k;
         }
+        etl_pool_unref(pool);
         return total;
 }
 

@@ -139,6 +139,11 @@ int session_rt_pool_set(struct session_rt *rt, uint32_t nr_entries, int *fd, uin
         pthread_mutex_unlock(&s->lock);
         free(ent);
         free(copies);
+        /* the pages of the copies about to be taken (the header's, the queue's) made before
+           rt_lock is taken for them (pool_fill): made under it, the session's other threads
+           waited for it, spinning */
+        if (rc == 0)
+                etl_pool_prepare(rt->pool);
         return rc;
 }
 

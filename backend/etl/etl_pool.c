@@ -30,6 +30,7 @@ struct etl_pool {
         size_t made;          /* bytes from the start whose pages are made */
         uint32_t *given;      /* owned: buffers given back, for the next takes */
         uint32_t nr_given, given_cap;
+        bool is_preparing; /* an etl_pool_prepare makes pages, the lock let go */
 };
 
 int etl_pool_new(struct etl_pool **out, uint32_t buffer_size, uint32_t nr_buffers)
@@ -94,6 +95,28 @@ void etl_pool_unref(struct etl_pool *p)
         free(p);
 }
 
+/* The end of the chunk that holds byte end - 1 of the file, the file's end at most. */
+static size_t chunk_end(const struct etl_pool *p, size_t end)
+{
+        size_t to = (end + POOL_CHUNK - 1) / POOL_CHUNK * POOL_CHUNK;
+        return to < p->bytes ? to : p->bytes;
+}
+
+/* The pages of p->mem[from, to) made, in one call, where the writer's first writes in each
+   page would fault it in one by one. */
+static void make_pages(struct etl_pool *p, size_t from, size_t to)
+{
+#ifdef MADV_POPULATE_WRITE
+        if (to > from && madvise(p->mem + from, to - from, MADV_POPULATE_WRITE) < 0) {
+                /* an older kernel: the pages come as they are written */
+        }
+#else
+        (void)p;
+        (void)from;
+        (void)to;
+#endif
+}
+
 int64_t etl_pool_take(struct etl_pool *p)
 {
         pthread_mutex_lock(&p->lock);
@@ -103,22 +126,39 @@ int64_t etl_pool_take(struct etl_pool *p)
         } else if (p->nr_cut < p->nr_buffers) {
                 size_t end = ((size_t)p->nr_cut + 1) * p->buffer_size;
                 if (end > p->made) {
-                        /* the pages of a chunk at a time, in one call, where the writer's first
-                           writes in each page would fault it in one by one */
-                        size_t to = (end + POOL_CHUNK - 1) / POOL_CHUNK * POOL_CHUNK;
-                        if (to > p->bytes)
-                                to = p->bytes;
-#ifdef MADV_POPULATE_WRITE
-                        if (madvise(p->mem + p->made, to - p->made, MADV_POPULATE_WRITE) < 0) {
-                                /* an older kernel: the pages come as they are written */
-                        }
-#endif
+                        /* a chunk at a time (etl_pool_prepare's, where it came first) */
+                        size_t to = chunk_end(p, end);
+                        make_pages(p, p->made, to);
                         p->made = to;
                 }
                 i = p->nr_cut++;
         }
         pthread_mutex_unlock(&p->lock);
         return i;
+}
+
+bool etl_pool_prepare(struct etl_pool *p)
+{
+        pthread_mutex_lock(&p->lock);
+        /* the takes to come cut new buffers (none given back waits), and those of the next
+           half chunk would reach pages not made */
+        size_t ahead = ((size_t)p->nr_cut + POOL_CHUNK / 2 / p->buffer_size + 1) * p->buffer_size;
+        if (p->is_preparing || p->nr_given || p->nr_cut >= p->nr_buffers || p->made >= p->bytes ||
+            ahead <= p->made) {
+                pthread_mutex_unlock(&p->lock);
+                return false;
+        }
+        size_t from = p->made, to = chunk_end(p, ahead);
+        p->is_preparing = true;
+        pthread_mutex_unlock(&p->lock);
+        /* a take meanwhile that needs these pages makes them too: asked twice, made once */
+        make_pages(p, from, to);
+        pthread_mutex_lock(&p->lock);
+        if (to > p->made)
+                p->made = to;
+        p->is_preparing = false;
+        pthread_mutex_unlock(&p->lock);
+        return true;
 }
 
 void etl_pool_give(struct etl_pool *p, uint32_t index)
