@@ -140,9 +140,10 @@ int64_t etl_pool_take(struct etl_pool *p)
 bool etl_pool_prepare(struct etl_pool *p)
 {
         pthread_mutex_lock(&p->lock);
-        /* the takes to come cut new buffers (none given back waits), and those of the next
-           half chunk would reach pages not made */
-        size_t ahead = ((size_t)p->nr_cut + POOL_CHUNK / 2 / p->buffer_size + 1) * p->buffer_size;
+        /* the next take cuts a new buffer (none given back waits) whose pages are not made:
+           the chunk it would make, and no more (a chunk made ahead of need was one made for
+           nothing where the session ends first: a start's 2 MiB cost what the wait saved) */
+        size_t ahead = ((size_t)p->nr_cut + 1) * p->buffer_size;
         if (p->is_preparing || p->nr_given || p->nr_cut >= p->nr_buffers || p->made >= p->bytes ||
             ahead <= p->made) {
                 pthread_mutex_unlock(&p->lock);

@@ -25,10 +25,10 @@ void etl_pool_unref(struct etl_pool *p);
    never handed out (its pages made now, a chunk at a time): its index, or -1 when the file has
    none left. */
 int64_t etl_pool_take(struct etl_pool *p);
-/* The pages the takes of about the next half chunk (a megabyte) would make, made now, by a
-   thread that holds none of the locks its takers hold (a take that makes pages does so under
-   them, a millisecond or more a chunk, and a thread waiting for a priority-inheriting lock spins
-   while its holder runs). Whether it made any. */
+/* The pages the next take would make (its chunk, where it cuts into pages not made), made now
+   by a thread that holds none of the locks its takers hold: a take that makes pages does so
+   under them, a millisecond or more a chunk, and a thread waiting for a priority-inheriting
+   lock spins while its holder runs. Whether it made any. */
 bool etl_pool_prepare(struct etl_pool *p);
 /* Gives back buffer index, taken and no longer used by its taker, for the next take. */
 void etl_pool_give(struct etl_pool *p, uint32_t index);

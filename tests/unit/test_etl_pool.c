@@ -53,8 +53,8 @@ static void test_take_makes_its_chunk(void **state)
         etl_pool_unref(p);
 }
 
-/* A prepare makes the chunk the next half chunk of takes would reach, once; the takes inside
-   what it made make nothing more. */
+/* A prepare makes the chunk the next take would cut into, once, and nothing before it is
+   needed; the takes inside what it made make nothing more. */
 static void test_prepare_ahead_of_takes(void **state)
 {
         (void)state;
@@ -68,19 +68,21 @@ static void test_prepare_ahead_of_takes(void **state)
         /* made already: nothing to do, however often asked */
         assert_false(etl_pool_prepare(p));
         assert_false(etl_pool_prepare(p));
-        /* the takes of the first half: still inside the chunk made */
-        for (uint32_t k = 0; k < per_chunk / 2 - 1; k++)
+        /* the takes of the first chunk but its last: the next one is still inside it */
+        for (uint32_t k = 0; k < per_chunk - 1; k++) {
                 assert_int_equal(etl_pool_take(p), k);
-        assert_false(etl_pool_prepare(p));
+                assert_false(etl_pool_prepare(p));
+        }
         assert_int_equal(made_pages(p, per_chunk, 3 * per_chunk), 0);
-        /* past the half: the next chunk, and that one alone */
-        assert_int_equal(etl_pool_take(p), per_chunk / 2 - 1);
+        /* its last taken: the next chunk, and that one alone */
+        assert_int_equal(etl_pool_take(p), per_chunk - 1);
+        assert_int_equal(made_pages(p, per_chunk, 3 * per_chunk), 0);
         assert_true(etl_pool_prepare(p));
         assert_int_equal(made_pages(p, per_chunk, 2 * per_chunk), pages_of(per_chunk));
         assert_int_equal(made_pages(p, 2 * per_chunk, 3 * per_chunk), 0);
         assert_false(etl_pool_prepare(p));
         /* the takes up to the end of what was made make nothing further */
-        for (uint32_t k = per_chunk / 2; k < 2 * per_chunk; k++)
+        for (uint32_t k = per_chunk; k < 2 * per_chunk; k++)
                 assert_int_equal(etl_pool_take(p), k);
         assert_int_equal(made_pages(p, 2 * per_chunk, 3 * per_chunk), 0);
         etl_pool_unref(p);
