@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# reader_threads.sh: the reader with its XPRESS buffers decompressed ahead on a second thread
-# against the reading thread alone (ETWTOP_READER_THREADS=1 against 0), in alternated rounds;
-# prints the medians of wall and CPU time per pass.
+# reader_threads.sh: the reader with its XPRESS buffers decompressed ahead on worker threads
+# against the reading thread alone (ETWTOP_READER_THREADS=N against 0), in alternated rounds;
+# prints the medians of wall and CPU time per pass, and each count's ratio to the thread alone.
 #
-#   bench/reader_threads.sh BUILD_DIR [ROUNDS] [PASSES]
+#   [WORKERS="0 1 ..."] bench/reader_threads.sh BUILD_DIR [ROUNDS] [PASSES]
 #
+# WORKERS: the worker counts compared (default: 0, 1, and the reader's own choice where it is
+# more than one: one a processor beside the reading thread's, 8 at most, `nproc` here).
 # Per round, `perf stat -e task-clock,duration_time` of `bench_replay SAMPLE PASSES` once each
 # way (PASSES 1: a process per pass, as a replay is; more: the passes after the process's first).
 set -euo pipefail
@@ -17,8 +19,13 @@ sample=$build/samples/net.4.5.2.x64.etl
 [ -x "$bench" ] || { echo "reader_threads.sh: no $bench" >&2; exit 2; }
 [ -f "$sample" ] || { echo "reader_threads.sh: no $sample (configure with the samples)" >&2; exit 2; }
 command -v perf >/dev/null || { echo "reader_threads.sh: perf not found" >&2; exit 2; }
+auto=$(($(nproc) - 1))
+[ "$auto" -le 8 ] || auto=8
+workers="0 1"
+[ "$auto" -le 1 ] || workers="$workers $auto"
+workers=${WORKERS:-$workers}
 for ((r = 0; r < rounds; r++)); do
-        for t in 0 1; do
+        for t in $workers; do
                 ETWTOP_READER_THREADS=$t perf stat -x, -e task-clock,duration_time \
                         "$bench" "$sample" "$passes" 2>&1 >/dev/null |
                         awk -F, -v t="$t" -v n="$passes" '
@@ -26,7 +33,8 @@ for ((r = 0; r < rounds; r++)); do
                                 $3 == "duration_time" { w = $1 / 1e6 }
                                 END { print t, c / n, w / n }'
         done
-done | sort -k1,1 -k3,3n | awk -v rounds="$rounds" -v passes="$passes" '
+done | sort -k1,1 -k3,3n | awk -v rounds="$rounds" -v passes="$passes" -v workers="$workers" \
+        -v ncpu="$(nproc)" '
         { cpu[$1, ++n[$1]] = $2; wall[$1, n[$1]] = $3 }
         function median_of(a, t, k, i, j, v, m, x) {
                 m = n[t]
@@ -39,10 +47,16 @@ done | sort -k1,1 -k3,3n | awk -v rounds="$rounds" -v passes="$passes" '
                 return m % 2 ? x[(m + 1) / 2] : (x[m / 2] + x[m / 2 + 1]) / 2
         }
         END {
-                printf "bench_replay, %d pass(es) a process, %d alternated rounds; ms a pass, medians\n", passes, rounds
-                w0 = median_of(wall, 0); w1 = median_of(wall, 1)
-                c0 = median_of(cpu, 0); c1 = median_of(cpu, 1)
-                printf "reading thread alone (ETWTOP_READER_THREADS=0)   wall %7.2f   CPU %7.2f\n", w0, c0
-                printf "decompressed ahead   (ETWTOP_READER_THREADS=1)   wall %7.2f   CPU %7.2f\n", w1, c1
-                printf "ahead / alone                                    wall %7.3f   CPU %7.3f\n", w1 / w0, c1 / c0
+                printf "bench_replay, %d pass(es) a process, %d alternated rounds, %d CPUs; ms a pass, medians\n", passes, rounds, ncpu
+                w0 = median_of(wall, 0); c0 = median_of(cpu, 0)
+                nt = split(workers, ts, " ")
+                for (i = 1; i <= nt; i++) {
+                        t = ts[i]
+                        w = median_of(wall, t); c = median_of(cpu, t)
+                        what = t == 0 ? "reading thread alone" : t == 1 ? "one worker ahead" : t " workers ahead"
+                        printf "%-22s (ETWTOP_READER_THREADS=%-2s)  wall %7.2f   CPU %7.2f", what, t, w, c
+                        if (t != 0 && w0 > 0)
+                                printf "   against alone: wall %.3f, CPU %.3f", w / w0, c / c0
+                        printf "\n"
+                }
         }'

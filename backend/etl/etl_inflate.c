@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* etl_inflate.c: owns the decompression of an .etl file's compressed buffers ahead of the reader,
- * on one worker thread, and the hand-over of its results. The reader stays single-threaded for its
- * records: the worker only decompresses. Its results are taken out of the order it made them in,
- * and each taker's old buffer goes back for a later job, which a single-producer ring does not
- * allow: the jobs are a table under one lock, taken once a buffer (64 KiB and more). */
+ * on worker threads, and the hand-over of their results. The reader stays single-threaded for its
+ * records: the workers only decompress, each the next job nobody has started. Their results are
+ * taken out of the order they were made in, and each taker's old buffer goes back for a later
+ * job, which a single-producer ring does not allow: the jobs are a table under one lock, taken
+ * once a buffer (64 KiB and more). */
 #include "etl_inflate.h"
 
 #include <errno.h>
@@ -17,7 +18,7 @@
 
 enum job_state {
         JOB_PENDING, /* nobody has started it */
-        JOB_RUNNING, /* being decompressed, by the worker or a taker helping it */
+        JOB_RUNNING, /* being decompressed, by a worker or a taker helping them */
         JOB_DONE,    /* its result waits in out */
         JOB_TAKEN,   /* handed over, or decompressed by the taker */
 };
@@ -41,14 +42,15 @@ struct etl_inflate {
         uint32_t window;
         uint32_t slot_size; /* the largest job's out_size: every spare buffer fits any job */
         pthread_mutex_t lock;
-        pthread_cond_t space; /* to the worker: a result was taken, or stop */
+        pthread_cond_t space; /* to the workers: results were taken, or stop */
         pthread_cond_t done;  /* to the taker: a job is done */
-        pthread_t thread;
-        bool is_running;   /* a worker was started and not joined (the taker's thread alone) */
-        bool is_stopping;  /* under lock */
-        uint32_t cursor;   /* under lock: the first job the worker has not looked at */
-        uint32_t nr_held;  /* under lock: results running or done, not taken */
-        struct slot *pool; /* under lock: spare buffers */
+        pthread_t threads[ETL_INFLATE_MAX_WORKERS];
+        uint32_t nr_threads; /* workers started and not joined (the taker's thread alone) */
+        bool is_running;     /* nr_threads > 0 */
+        bool is_stopping;    /* under lock */
+        uint32_t cursor;     /* under lock: the first job no worker has looked at */
+        uint32_t nr_held;    /* under lock: results running or done, not taken */
+        struct slot *pool;   /* under lock: spare buffers */
         uint32_t nr_pool;
         uint32_t pool_head; /* the oldest spare buffer's place in the ring */
         uint32_t pool_cap;
@@ -188,18 +190,24 @@ struct etl_inflate *etl_inflate_new(const struct etl_inflate_job *jobs, uint32_t
         return q;
 }
 
-bool etl_inflate_start(struct etl_inflate *q)
+bool etl_inflate_start(struct etl_inflate *q, uint32_t nr_workers)
 {
-        if (q->is_running || !q->nr_jobs)
+        if (q->is_running || !q->nr_jobs || !nr_workers)
                 return q->is_running;
+        if (nr_workers > ETL_INFLATE_MAX_WORKERS)
+                nr_workers = ETL_INFLATE_MAX_WORKERS;
         q->cursor = 0;
         q->is_stopping = false;
-        /* Signals stay with the threads that wait for them: the worker starts with all blocked. */
+        /* Signals stay with the threads that wait for them: the workers start with all
+           blocked. */
         sigset_t all, old;
         sigfillset(&all);
         pthread_sigmask(SIG_SETMASK, &all, &old);
-        q->is_running = pthread_create(&q->thread, NULL, worker, q) == 0;
+        while (q->nr_threads < nr_workers &&
+               pthread_create(&q->threads[q->nr_threads], NULL, worker, q) == 0)
+                q->nr_threads++;
         pthread_sigmask(SIG_SETMASK, &old, NULL);
+        q->is_running = q->nr_threads > 0;
         return q->is_running;
 }
 
@@ -208,10 +216,10 @@ int etl_inflate_take(struct etl_inflate *q, uint32_t job, uint8_t **buf, uint32_
 {
         struct job *j = &q->jobs[job];
         if (q->is_running) {
-                /* The worker is usually on this very job when it is not done yet, often near
+                /* A worker is usually on this very job when it is not done yet, often near
                    its end: waited for a moment here. Then, rather than wait longer, the taker
-                   decompresses the next job the worker would have taken (the worker is behind:
-                   the two share the work), or sleeps when there is none. */
+                   decompresses the next job a worker would have taken (the workers are behind:
+                   they share the work), or sleeps when there is none. */
                 for (int spin = 0;
                      spin < 256 && __atomic_load_n(&j->state, __ATOMIC_ACQUIRE) == JOB_RUNNING;
                      spin++)
@@ -231,10 +239,15 @@ int etl_inflate_take(struct etl_inflate *q, uint32_t job, uint8_t **buf, uint32_
                         j->state = JOB_TAKEN;
                         q->nr_held--;
                         bool is_kept = !old.buf || pool_push(q, old);
-                        /* a worker that found the window full wakes once a quarter of it is
-                           free, not at each take (a wake-up is a system call) */
-                        if (q->nr_held <= q->window - q->window / 4)
-                                pthread_cond_signal(&q->space);
+                        /* workers that found the window full wake once a quarter of it is
+                           free, not at each take (a wake-up is a system call); all of them,
+                           a job each */
+                        if (q->nr_held <= q->window - q->window / 4) {
+                                if (q->nr_threads > 1)
+                                        pthread_cond_broadcast(&q->space);
+                                else
+                                        pthread_cond_signal(&q->space);
+                        }
                         pthread_mutex_unlock(&q->lock);
                         if (!is_kept)
                                 free(old.buf);
@@ -264,7 +277,9 @@ void etl_inflate_stop(struct etl_inflate *q)
                 q->is_stopping = true;
                 pthread_cond_broadcast(&q->space);
                 pthread_mutex_unlock(&q->lock);
-                pthread_join(q->thread, NULL);
+                for (uint32_t i = 0; i < q->nr_threads; i++)
+                        pthread_join(q->threads[i], NULL);
+                q->nr_threads = 0;
                 q->is_running = false;
                 q->is_stopping = false;
         }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* etl_inflate.h: a file's compressed buffers decompressed ahead of the reader, on a worker
- * thread, in the order the reader is expected to need them. */
+/* etl_inflate.h: a file's compressed buffers decompressed ahead of the reader, on worker
+ * threads, in the order the reader is expected to need them. */
 #ifndef ETWTOP_BACKEND_ETL_INFLATE_H
 #define ETWTOP_BACKEND_ETL_INFLATE_H
 
@@ -34,10 +34,14 @@ struct etl_inflate;
 struct etl_inflate *etl_inflate_new(const struct etl_inflate_job *jobs, uint32_t nr_jobs,
                                     uint32_t window);
 
-/* Starts the worker, which decompresses the jobs not yet taken in their order; without it (it
-   could not start, or was not asked to) etl_inflate_take decompresses each job itself. Returns
-   whether a worker runs. */
-bool etl_inflate_start(struct etl_inflate *q);
+/* The most workers etl_inflate_start runs. */
+#define ETL_INFLATE_MAX_WORKERS 16
+
+/* Starts nr_workers workers (ETL_INFLATE_MAX_WORKERS at most), which decompress the jobs not
+   yet taken in their order, each the next one nobody has started; without them (none could
+   start, or none was asked for) etl_inflate_take decompresses each job itself. Returns whether
+   a worker runs. */
+bool etl_inflate_start(struct etl_inflate *q, uint32_t nr_workers);
 
 /* Job number job's decompressed bytes, header first, into *buf: the caller's buffer of *cap bytes
    (NULL and 0 for none) is handed over in exchange for the worker's, or grown and written here
@@ -46,7 +50,7 @@ bool etl_inflate_start(struct etl_inflate *q);
 int etl_inflate_take(struct etl_inflate *q, uint32_t job, uint8_t **buf, uint32_t *cap,
                      struct etl_inflate_result *res);
 
-/* Stops the worker and forgets its results: every job can be taken again (a rewind). */
+/* Stops the workers and forgets their results: every job can be taken again (a rewind). */
 void etl_inflate_stop(struct etl_inflate *q);
 
 void etl_inflate_free(struct etl_inflate *q);

@@ -68,7 +68,7 @@ struct etl_reader {
         uint32_t nr_streams;
         struct etl_tourney tree;     /* owned: the streams by their head's timestamp */
         struct etl_inflate *inflate; /* owned: the compressed buffers' decompression, or NULL */
-        bool is_inflate_ahead;       /* on a worker thread, ahead of the streams */
+        uint32_t nr_inflaters;       /* its workers, ahead of the streams (0: none) */
         struct etl_logfile logfile;
         struct etl_record header_record;
         uint32_t header_stream; /* the stream holding buffer 0 */
@@ -288,8 +288,8 @@ void etl_reader_rewind(struct etl_reader *r)
 static void start(struct etl_reader *r)
 {
         r->is_start_pending = false;
-        if (r->is_inflate_ahead)
-                etl_inflate_start(r->inflate);
+        if (r->nr_inflaters)
+                etl_inflate_start(r->inflate, r->nr_inflaters);
         /* The header record is delivered first; its stream resumes after it. */
         for (uint32_t i = 0; i < r->nr_streams; i++) {
                 struct stream *s = &r->streams[i];
@@ -632,12 +632,34 @@ static int cpus_allowed(void)
         return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
 }
 
+/* How many workers decompress ahead of the reading thread, for n compressed buffers:
+   ETWTOP_READER_THREADS's number (0: none, decompressed on the reading thread), else one a
+   processor beside the reading thread's, where there are 8 buffers a worker to pay for it,
+   8 at most (the reading thread, which parses and decodes, is the slower past them). */
+static uint32_t inflaters_for(uint32_t n)
+{
+        if (!n)
+                return 0;
+        const char *env = getenv("ETWTOP_READER_THREADS");
+        if (env && *env) {
+                char *end;
+                unsigned long v = strtoul(env, &end, 10);
+                if (*end || end == env)
+                        return 1; /* not a number: a worker, as "1" */
+                return v > ETL_INFLATE_MAX_WORKERS ? ETL_INFLATE_MAX_WORKERS : (uint32_t)v;
+        }
+        int cpus = cpus_allowed();
+        uint32_t by_cpus = cpus > 1 ? (uint32_t)cpus - 1 : 0, by_jobs = n / 8, max = 8;
+        uint32_t w = by_cpus < by_jobs ? by_cpus : by_jobs;
+        return w < max ? w : max;
+}
+
 /* The XPRESS buffers' decompression, in the order the merge will likely ask for them: a
    stream's buffer is needed about when the merge passes the end of its previous one, whose
    flush time (TimeStamp) is the key; where a stream's flush times go backwards (the field is
-   not to be relied on, ETL-FORMAT.md 1.2), its place in the stream as a fraction of it. On a
-   worker thread where there are enough of them to pay for one and a second processor to run
-   it (ETWTOP_READER_THREADS=0: never; 1: always). */
+   not to be relied on, ETL-FORMAT.md 1.2), its place in the stream as a fraction of it. On
+   worker threads where there are enough buffers to pay for them and processors to run them
+   (inflaters_for). */
 static int plan_inflate(struct etl_reader *r)
 {
         if (!r->stats.nr_buffers_compressed ||
@@ -688,8 +710,11 @@ static int plan_inflate(struct etl_reader *r)
                 jobs[j] = (struct etl_inflate_job){r->data + b->file_offset, b->size_bytes,
                                                    b->filled_bytes};
         }
-        /* Two results waiting a stream, at most 64 or 64 MiB of them. */
+        /* Two results waiting a stream, and two a worker, at most 64 or 64 MiB of them. */
+        r->nr_inflaters = inflaters_for(n);
         uint32_t window = 2 * r->nr_streams;
+        if (window < 2 * r->nr_inflaters)
+                window = 2 * r->nr_inflaters;
         window = window < 8 ? 8 : window > 64 ? 64 : window;
         while (window > 2 && (uint64_t)window * max_out > (64u << 20))
                 window--;
@@ -698,11 +723,6 @@ static int plan_inflate(struct etl_reader *r)
         free(jobs);
         if (!r->inflate)
                 return -ENOMEM;
-        const char *env = getenv("ETWTOP_READER_THREADS");
-        if (env && *env)
-                r->is_inflate_ahead = n > 0 && strcmp(env, "0") != 0;
-        else
-                r->is_inflate_ahead = n >= 8 && cpus_allowed() >= 2;
         return 0;
 }
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* test_etl_inflate.c: compressed buffers decompressed ahead on a worker thread: every job's
- * result the same as decompressing it in place, in any order of taking, across stops; and the
- * reader's records, counts and warnings the same with the worker and without it. */
+/* test_etl_inflate.c: compressed buffers decompressed ahead on worker threads: every job's
+ * result the same as decompressing it in place, in any order of taking, across stops, with one
+ * worker or several; and the reader's records, counts and warnings the same with the workers and
+ * without them. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdbool.h>
@@ -95,12 +96,11 @@ static void expect_same(const struct etl_inflate_job *j, const uint8_t *got,
         free(want);
 }
 
-/* Jobs taken in an order far from theirs (a stride through them), a window of 3, the worker
-   stopped half-way and started again (every job to be taken anew), one job's stream damaged:
-   each result is the in-place one. */
-static void test_any_order_across_stops(void **state)
+/* Jobs taken in an order far from theirs (a stride through them), a window of 3 (of 8 with
+   several workers), the workers stopped half-way and started again (every job to be taken
+   anew), one job's stream damaged: each result is the in-place one. */
+static void any_order_across_stops(uint32_t nr_workers)
 {
-        (void)state;
         struct blob b;
         struct etl_inflate_job jobs[400];
         uint32_t n = net_jobs(&b, jobs);
@@ -111,12 +111,12 @@ static void test_any_order_across_stops(void **state)
         memset(bad + WMI_BUFFER_HEADER_SIZE, 0xFF, jobs[7].src_size - WMI_BUFFER_HEADER_SIZE);
         jobs[7].src = bad;
 
-        struct etl_inflate *q = etl_inflate_new(jobs, n, 3);
+        struct etl_inflate *q = etl_inflate_new(jobs, n, nr_workers > 1 ? 8 : 3);
         assert_non_null(q);
         uint8_t *buf = NULL;
         uint32_t cap = 0;
         for (int round = 0; round < 2; round++) {
-                assert_true(etl_inflate_start(q));
+                assert_true(etl_inflate_start(q, nr_workers));
                 uint32_t nr_taken = round ? n : n / 2;
                 for (uint32_t i = 0; i < nr_taken; i++) {
                         uint32_t job = (i * 101 + round) % n; /* 101 is prime to 359 */
@@ -143,8 +143,23 @@ static void test_any_order_across_stops(void **state)
         free(b.data);
 }
 
-/* A start, no take, a stop: the worker, perhaps still filling its window, is joined; and a
-   free with the worker running. */
+static void test_any_order_across_stops(void **state)
+{
+        (void)state;
+        any_order_across_stops(1);
+}
+
+/* The same with workers racing each other for the jobs: more of them than processors here,
+   and more than the window lets run at once. */
+static void test_any_order_several_workers(void **state)
+{
+        (void)state;
+        any_order_across_stops(3);
+        any_order_across_stops(ETL_INFLATE_MAX_WORKERS);
+}
+
+/* A start, no take, a stop: the workers, perhaps still filling their window, are joined; and
+   a free with them running. */
 static void test_stop_and_free_while_running(void **state)
 {
         (void)state;
@@ -153,11 +168,12 @@ static void test_stop_and_free_while_running(void **state)
         uint32_t n = net_jobs(&b, jobs);
         struct etl_inflate *q = etl_inflate_new(jobs, n, 16);
         assert_non_null(q);
-        for (int i = 0; i < 20; i++) {
-                assert_true(etl_inflate_start(q));
+        for (uint32_t i = 0; i < 20; i++) {
+                assert_true(etl_inflate_start(q, 1 + i % 5)); /* one worker, or several */
                 etl_inflate_stop(q);
         }
-        assert_true(etl_inflate_start(q));
+        assert_false(etl_inflate_start(q, 0)); /* none asked for: none runs */
+        assert_true(etl_inflate_start(q, 4));
         uint8_t *buf = NULL;
         uint32_t cap = 0;
         struct etl_inflate_result res;
@@ -241,6 +257,14 @@ static void test_reader_same_with_worker(void **state)
         assert_int_equal(without.nr_records, 179474);
         expect_same_digest(&without, &with);
         expect_same_digest(&rewound_without, &rewound);
+        /* several workers (more than this machine's processors, maybe), and a setting that is
+           not a number (one worker) */
+        read_digest(b.data, b.size, "4", 0, &with);
+        expect_same_digest(&without, &with);
+        read_digest(b.data, b.size, "4", 40000, &rewound);
+        expect_same_digest(&rewound_without, &rewound);
+        read_digest(b.data, b.size, "yes", 0, &with);
+        expect_same_digest(&without, &with);
         /* the rewound reads count the bytes of both passes (etl_reader_rewind keeps them) */
         assert_int_equal(rewound.nr_records, without.nr_records);
         assert_int_equal(rewound.hash, without.hash);
@@ -249,7 +273,8 @@ static void test_reader_same_with_worker(void **state)
         uint64_t x = 0x2545f4914f6cdd1dull;
         for (int i = 0; i < 12; i++) {
                 x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-                read_digest(b.data, b.size, "1", i < 2 ? (uint64_t)i : x % 179474, &rewound);
+                read_digest(b.data, b.size, i % 2 ? "1" : "3", i < 2 ? (uint64_t)i : x % 179474,
+                            &rewound);
                 assert_int_equal(rewound.nr_records, without.nr_records);
                 assert_int_equal(rewound.hash, without.hash);
         }
@@ -281,6 +306,8 @@ static void test_reader_damage_with_worker(void **state)
         assert_true(without.st.nr_buffers_damaged >= 2);
         assert_true(without.nr_records < 179474);
         expect_same_digest(&without, &with);
+        read_digest(p, b.size, "6", 0, &with);
+        expect_same_digest(&without, &with);
         free(p);
         free(b.data);
 }
@@ -289,6 +316,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_any_order_across_stops),
+                cmocka_unit_test(test_any_order_several_workers),
                 cmocka_unit_test(test_stop_and_free_while_running),
                 cmocka_unit_test(test_reader_same_with_worker),
                 cmocka_unit_test(test_reader_damage_with_worker),
