@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # pack.sh: one folder that runs the benchmarks on a machine that has none of their tools (a lent
-# 16-CPU machine without perf, tmux, GNU time or etwtop's libraries): a Release build of etwtop
-# and tests/startup_load, perf, GNU time, tmux and pgrep, each with the shared libraries it
+# 16-CPU machine without perf, tmux, GNU time or etwtop's libraries): a Release build of etwtop,
+# tests/startup_load and bench/bench_replay with its sample, perf, GNU time, tmux and pgrep, each
+# with the shared libraries it
 # loads, found beside it through an $ORIGIN run path (no LD_LIBRARY_PATH, which the target's own
 # tools would inherit), glibc apart in glibc/ for a target whose own is older, and the terminfo
 # entries tmux and the screen use. bench/sixteen.sh runs the checks from that folder.
@@ -48,6 +49,12 @@ add() {
 }
 add "$build/src/etwtop" "$out/build/src" '$ORIGIN/../../lib'
 add "$build/tests/startup_load" "$out/build/tests" '$ORIGIN/../../lib'
+# the reader's benchmark and its sample (sixteen.sh's reader step), where they were built
+if [ -x "$build/bench/bench_replay" ] && [ -f "$build/samples/net.4.5.2.x64.etl" ]; then
+        mkdir -p "$out/build/bench" "$out/build/samples"
+        add "$build/bench/bench_replay" "$out/build/bench" '$ORIGIN/../../lib'
+        cp "$build/samples/net.4.5.2.x64.etl" "$out/build/samples/"
+fi
 add "$perf_bin" "$out/bin" '$ORIGIN/../lib'
 [ "$(basename "$perf_bin")" = perf ] || mv "$out/bin/$(basename "$perf_bin")" "$out/bin/perf"
 for t in /usr/bin/time tmux pgrep pkill taskset; do

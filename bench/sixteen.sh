@@ -15,9 +15,11 @@
 #   profile   item 3: where the in-process screen's CPU goes (perf record -g, by function)
 #   precord   item 2: where the recorder's CPU goes (samples only and the full session)
 #   startup   item 1: bench/startup_loss.sh (thousands of idle threads for the rundown)
+#   reader    items 5 and 6: bench/replay.sh (the reader against perf script) and
+#             bench/reader_threads.sh (the XPRESS decompression on 0, 1, 2, 4, 8 and 15 workers)
 # Usage: bench/sixteen.sh PACK_DIR [BUDGET_S [LOG]]   (as root; default budget 420 s)
 # Environment: SECS (8: each run's seconds), STEPS (probe loss scale top profile startup; also
-# precord: where the recorder's CPU goes), TOP_MODES
+# precord: where the recorder's CPU goes; reader: the reader's), TOP_MODES
 # (full samples), STARTUP_RUNS (3), WRAP=1
 # (the packed programs through the pack's loader even where the machine's glibc would do).
 set -u
@@ -234,6 +236,15 @@ for s in $steps; do
                 step "startup_load ready" 50 load_ready
                 step startup_loss.sh 120 env RUNS="${STARTUP_RUNS:-3}" bash "$here/startup_loss.sh" "$build" ;;
         scale) step scale.sh 200 bash "$here/scale.sh" "$build" 5 "2 4 8 16" ;;
+        reader)
+                if [ -x "$build/bench/bench_replay" ]; then
+                        step replay.sh 90 bash "$here/replay.sh" "$build"
+                        step reader_threads.sh 90 env WORKERS="0 1 2 4 8 15" \
+                                bash "$here/reader_threads.sh" "$build" 5
+                else
+                        say "== reader: skipped (no bench_replay in the pack: build it before pack.sh)"
+                fi
+                ;;
         top)
                 if [ "$wrapped" = 1 ]; then
                         say "== top.sh: skipped (programs through the pack's loader: top.sh finds them by command line)"
