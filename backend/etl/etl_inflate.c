@@ -46,7 +46,6 @@ struct etl_inflate {
         pthread_cond_t done;  /* to the taker: a job is done */
         pthread_t threads[ETL_INFLATE_MAX_WORKERS];
         uint32_t nr_threads; /* workers started and not joined (the taker's thread alone) */
-        bool is_running;     /* nr_threads > 0 */
         bool is_stopping;    /* under lock */
         uint32_t cursor;     /* under lock: the first job no worker has looked at */
         uint32_t nr_held;    /* under lock: results running or done, not taken */
@@ -192,8 +191,8 @@ struct etl_inflate *etl_inflate_new(const struct etl_inflate_job *jobs, uint32_t
 
 bool etl_inflate_start(struct etl_inflate *q, uint32_t nr_workers)
 {
-        if (q->is_running || !q->nr_jobs || !nr_workers)
-                return q->is_running;
+        if (q->nr_threads || !q->nr_jobs || !nr_workers)
+                return q->nr_threads > 0;
         if (nr_workers > ETL_INFLATE_MAX_WORKERS)
                 nr_workers = ETL_INFLATE_MAX_WORKERS;
         q->cursor = 0;
@@ -207,15 +206,14 @@ bool etl_inflate_start(struct etl_inflate *q, uint32_t nr_workers)
                pthread_create(&q->threads[q->nr_threads], NULL, worker, q) == 0)
                 q->nr_threads++;
         pthread_sigmask(SIG_SETMASK, &old, NULL);
-        q->is_running = q->nr_threads > 0;
-        return q->is_running;
+        return q->nr_threads > 0;
 }
 
 int etl_inflate_take(struct etl_inflate *q, uint32_t job, uint8_t **buf, uint32_t *cap,
                      struct etl_inflate_result *res)
 {
         struct job *j = &q->jobs[job];
-        if (q->is_running) {
+        if (q->nr_threads) {
                 /* A worker is usually on this very job when it is not done yet, often near
                    its end: waited for a moment here. Then, rather than wait longer, the taker
                    decompresses the next job a worker would have taken (the workers are behind:
@@ -240,14 +238,10 @@ int etl_inflate_take(struct etl_inflate *q, uint32_t job, uint8_t **buf, uint32_
                         q->nr_held--;
                         bool is_kept = !old.buf || pool_push(q, old);
                         /* workers that found the window full wake once a quarter of it is
-                           free, not at each take (a wake-up is a system call); all of them,
+                           free, not at each take (a wake-up is a system call): all of them,
                            a job each */
-                        if (q->nr_held <= q->window - q->window / 4) {
-                                if (q->nr_threads > 1)
-                                        pthread_cond_broadcast(&q->space);
-                                else
-                                        pthread_cond_signal(&q->space);
-                        }
+                        if (q->nr_held <= q->window - q->window / 4)
+                                pthread_cond_broadcast(&q->space);
                         pthread_mutex_unlock(&q->lock);
                         if (!is_kept)
                                 free(old.buf);
@@ -272,7 +266,7 @@ int etl_inflate_take(struct etl_inflate *q, uint32_t job, uint8_t **buf, uint32_
 
 void etl_inflate_stop(struct etl_inflate *q)
 {
-        if (q->is_running) {
+        if (q->nr_threads) {
                 pthread_mutex_lock(&q->lock);
                 q->is_stopping = true;
                 pthread_cond_broadcast(&q->space);
@@ -280,7 +274,6 @@ void etl_inflate_stop(struct etl_inflate *q)
                 for (uint32_t i = 0; i < q->nr_threads; i++)
                         pthread_join(q->threads[i], NULL);
                 q->nr_threads = 0;
-                q->is_running = false;
                 q->is_stopping = false;
         }
         for (uint32_t i = 0; i < q->nr_jobs; i++) {
