@@ -41,24 +41,31 @@ if ! "$ETWTOP" --record "$tmp/probe.etl" --duration 0.2 --on PROC_THREAD 2>"$tmp
 fi
 
 # 0. Wait reasons from where a thread slept: a process that sleeps in nanosleep, 50 ms at a
-# time, for as long as the 1.5 s recording runs however late that starts (a sanitizer build
+# time, for as long as the 2 s recording runs however late that starts (a sanitizer build
 # beside the suite's fuzzers started past most of a 2 s sleeper, and saw fewer than 10 sleeps);
 # it is ended once the recording is
 "${SYM_FIXTURE:?}" sleep 1200 50 &
 sleeper=$!
-# perf counts the C-states entered meanwhile (power:cpu_idle), when it can
+"$ETWTOP" --record "$tmp/w.etl" --duration 2 2>/dev/null &
+rec=$!
+# perf counts the C-states entered meanwhile (power:cpu_idle), when it can: for half a second
+# once the session runs, inside the recording (counted from before it, a slow start, as a
+# sanitizer build's beside the suite's fuzzers, left perf's C-states outside the trace)
 idle_states=
-if command -v perf >/dev/null; then
+if command -v perf >/dev/null && recording_started "$tmp/w.etl" $rec && kill -0 $rec 2>/dev/null; then
         perf stat -a -x, -e power:cpu_idle --filter 'state != 4294967295' -o "$tmp/idle.csv" \
-                sleep 1.5 2>/dev/null &
+                sleep 0.5 2>/dev/null &
         perf_pid=$!
 fi
-"$ETWTOP" --record "$tmp/w.etl" --duration 1.5 2>/dev/null
-kill "$sleeper" 2>/dev/null
-wait "$sleeper" 2>/dev/null
-if [ -n "${perf_pid:-}" ] && wait "$perf_pid"; then
+# perf's half second counted only where the recording ran past it
+# (running, not a zombie its shell has yet to reap)
+if [ -n "${perf_pid:-}" ] && wait "$perf_pid" &&
+        [ "$(awk '{print $3}' "/proc/$rec/stat" 2>/dev/null)" != Z ] && [ -e "/proc/$rec" ]; then
         idle_states=$(awk -F, '/power:cpu_idle/ {print $1 + 0}' "$tmp/idle.csv")
 fi
+wait $rec
+kill "$sleeper" 2>/dev/null
+wait "$sleeper" 2>/dev/null
 "$ETWTOP" --dump "$tmp/w.etl" >"$tmp/w.txt" 2>&1
 "$ETWTOP" --replay "$tmp/w.etl" -b --top 100 >"$tmp/w-replay.txt" 2>&1
 check "wait reasons: the sleeps' switches say where they slept" \

@@ -207,7 +207,8 @@ static int drain_until_exit(struct live_source *ls, pid_t pid)
 
 /* ---- the workload: a child that spins in a named function and sleeps on a pipe ---- */
 
-static volatile uint64_t spin_sink;
+/* each spinning thread's own: the threads share no memory as they spin */
+static _Thread_local volatile uint64_t spin_sink;
 
 /* in a section of its own, so that its whole code lies between the linker's __start_ and
    __stop_ symbols of it, whatever the optimisation makes of it */
@@ -1259,7 +1260,7 @@ static void test_update_turns_on_rundown(void **state)
 
 /* ---- -p: one process with threads ---- */
 
-static volatile int threads_stop;
+static atomic_int threads_stop;
 
 static void report_tid(int fd)
 {
@@ -1271,7 +1272,7 @@ static void report_tid(int fd)
 static void *spinner(void *arg)
 {
         report_tid(*(int *)arg);
-        while (!threads_stop)
+        while (!atomic_load_explicit(&threads_stop, memory_order_relaxed))
                 etwtop_test_spin(1000000);
         return NULL;
 }
@@ -1308,7 +1309,7 @@ static void threads_child(int report, int commands)
                 if (nr < 2 && pthread_create(&t[nr], NULL, spinner, &report) == 0)
                         nr++;
         }
-        threads_stop = 1;
+        atomic_store_explicit(&threads_stop, 1, memory_order_relaxed);
         for (int i = 0; i < nr; i++)
                 pthread_join(t[i], NULL);
         _exit(0);
