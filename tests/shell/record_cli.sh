@@ -58,9 +58,7 @@ if command -v perf >/dev/null && recording_started "$tmp/w.etl" $rec && kill -0 
         perf_pid=$!
 fi
 # perf's half second counted only where the recording ran past it
-# (running, not a zombie its shell has yet to reap)
-if [ -n "${perf_pid:-}" ] && wait "$perf_pid" &&
-        [ "$(awk '{print $3}' "/proc/$rec/stat" 2>/dev/null)" != Z ] && [ -e "/proc/$rec" ]; then
+if [ -n "${perf_pid:-}" ] && wait "$perf_pid" && kill -0 $rec 2>/dev/null; then
         idle_states=$(awk -F, '/power:cpu_idle/ {print $1 + 0}' "$tmp/idle.csv")
 fi
 wait $rec
