@@ -23,10 +23,24 @@ if ! "$ETWTOP" --record "$tmp/probe.etl" --duration 0.2 --on PROC_THREAD 2>"$tmp
         exit
 fi
 
-# a name of its own: another sym_fixture running on the machine must not answer for it
+# a name and a build-id of its own: another sym_fixture running on the machine (another suite's
+# tests) must not answer for it. With the fixture's build-id, the recording's images of both were
+# one module, named by the other's path, whose file stayed when this one was replaced: this
+# test's module was annotated "in sym_fixture", and again once its file was another build's
 run=$tmp/run
 mkdir -p "$run"
 cp "$SYM_FIXTURE" "$run/symfix_ann"
+# the build-id note's first 4 bytes rewritten (as make_variants.sh makes its "changed" variant:
+# the descriptor starts 16 bytes into the section, after namesz, descsz, type and "GNU\0")
+note_off=$(readelf -SW "$run/symfix_ann" | awk '$2 == ".note.gnu.build-id" {print $5; exit}
+        $3 == ".note.gnu.build-id" {print $6; exit}')
+[ -n "$note_off" ] || { echo "annotate.sh: the symbol fixture has no .note.gnu.build-id" >&2; exit 1; }
+own=$(printf '%08x' $(((($$ & 0xffff) << 16) | (RANDOM & 0xffff))))
+printf "\\x${own:0:2}\\x${own:2:2}\\x${own:4:2}\\x${own:6:2}" |
+        dd of="$run/symfix_ann" bs=1 seek=$((16#$note_off + 16)) conv=notrunc status=none
+build_id() { readelf -n "$1" | awk '/Build ID:/ {print $3}'; }
+check "the fixture's copy: a build-id of its own ($(build_id "$run/symfix_ann"))" \
+        [ "$(build_id "$run/symfix_ann")" != "$(build_id "$SYM_FIXTURE")" ]
 # (it spins until the recording is done, however long a loaded machine takes to start it)
 "$run/symfix_ann" spin 120000 &
 fix=$!
@@ -156,16 +170,18 @@ check "no such function: the report is still printed" grep -q '^Hot functions' "
 # recording is system-wide: another program that ran meanwhile, its file gone since, may be
 # named in the same line before it)
 cp "$(type -P true)" "$run/symfix_ann"
-"$ETWTOP" --replay "$tmp/fix.etl" -b --annotate fixture_leaf >"$tmp/chg.txt" 2>"$tmp/chg.err"
+# (named with its module: another process that ran the fixture's functions meanwhile, another
+# suite's, has a fixture_leaf of its own, which the name alone would annotate)
+"$ETWTOP" --replay "$tmp/fix.etl" -b --annotate 'symfix_ann!fixture_leaf' >"$tmp/chg.txt" 2>"$tmp/chg.err"
 check "another build: exit status 1" [ $? = 1 ]
 check "another build: says why in one line ($(tail -1 "$tmp/chg.err" | head -c 400))" \
-        grep -q "annotate fixture_leaf: no sampled function has that name;\(.*;\)\? no names from symfix_ann: .*symfix_ann changed since the recording: its build-id is [0-9a-f]\{40\}, the recording's [0-9a-f]\{40\}" "$tmp/chg.err"
+        grep -q "annotate symfix_ann!fixture_leaf: no sampled function has that name;\(.*;\)\? no names from symfix_ann: .*symfix_ann changed since the recording: its build-id is [0-9a-f]\{40\}, the recording's [0-9a-f]\{40\}" "$tmp/chg.err"
 check "another build: no instructions" bash -c "! grep -q '^Annotate' '$tmp/chg.txt'"
 rm "$run/symfix_ann"
 "$ETWTOP" --replay "$tmp/fix.etl" -b --annotate 'symfix_ann!fixture_leaf' >"$tmp/gone.txt" 2>"$tmp/gone.err"
 check "gone: exit status 1" [ $? = 1 ]
 check "gone: says the file is missing ($(tail -1 "$tmp/gone.err" | head -c 300))" \
-        grep -q "annotate symfix_ann!fixture_leaf: no sampled function has that name; no names from symfix_ann: .*symfix_ann: not found" "$tmp/gone.err"
+        grep -q "annotate symfix_ann!fixture_leaf: no sampled function has that name;\(.*;\)\? no names from symfix_ann: .*symfix_ann: not found" "$tmp/gone.err"
 check "gone: no instructions" bash -c "! grep -q '^Annotate' '$tmp/gone.txt'"
 
 echo "$nr_pass passed, $nr_fail failed, $nr_skip skipped"
