@@ -14,6 +14,7 @@ set -u
 tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/../lib/check.sh"
+. "$(dirname "$0")/../lib/build_id.sh"
 source_file=$(dirname "$0")/../fixtures/sym_fixture.c
 
 if ! "$ETWTOP" --record "$tmp/probe.etl" --duration 0.2 --on PROC_THREAD 2>"$tmp/probe.err"; then
@@ -30,15 +31,9 @@ fi
 run=$tmp/run
 mkdir -p "$run"
 cp "$SYM_FIXTURE" "$run/symfix_ann"
-# the build-id note's first 4 bytes rewritten (as make_variants.sh makes its "changed" variant:
-# the descriptor starts 16 bytes into the section, after namesz, descsz, type and "GNU\0")
-note_off=$(readelf -SW "$run/symfix_ann" | awk '$2 == ".note.gnu.build-id" {print $5; exit}
-        $3 == ".note.gnu.build-id" {print $6; exit}')
-[ -n "$note_off" ] || { echo "annotate.sh: the symbol fixture has no .note.gnu.build-id" >&2; exit 1; }
-own=$(printf '%08x' $(((($$ & 0xffff) << 16) | (RANDOM & 0xffff))))
-printf "\\x${own:0:2}\\x${own:2:2}\\x${own:4:2}\\x${own:6:2}" |
-        dd of="$run/symfix_ann" bs=1 seek=$((16#$note_off + 16)) conv=notrunc status=none
-build_id() { readelf -n "$1" | awk '/Build ID:/ {print $3}'; }
+# its build-id's first 4 bytes this run's own
+build_id_rewrite "$run/symfix_ann" "$(printf '%08x' $(((($$ & 0xffff) << 16) | (RANDOM & 0xffff))))" ||
+        { echo "annotate.sh: the symbol fixture has no .note.gnu.build-id" >&2; exit 1; }
 check "the fixture's copy: a build-id of its own ($(build_id "$run/symfix_ann"))" \
         [ "$(build_id "$run/symfix_ann")" != "$(build_id "$SYM_FIXTURE")" ]
 # (it spins until the recording is done, however long a loaded machine takes to start it)
