@@ -217,9 +217,12 @@ void app_header(struct app *a, char lines[HEADER_LINES][HEADER_WIDTH], uint32_t 
                 .is_paused = a->st.is_paused,
                 .zoom_pid = profile_zoom_pid(p),
                 .traced_pid = a->st.is_live ? 0 : profile_trace(p)->traced_pid,
-                .loading_pct = !a->st.is_live && !feed_is_done(a->feed, NULL) && total
+                /* read when the loop met the end, not when the feed did: the trace's end
+                   changes the rows (profile_end) */
+                .loading_pct = !a->st.is_live && !a->is_read && total
                                        ? (int)(100 * feed_nr_buffers_read(a->feed) / total)
                                        : -1,
+                .is_loading_names = !a->st.is_live && a->is_read && a->is_naming,
                 .settings = &a->now,
                 .has_stacks = profile_trace(p)->nr_stacks > 0,
                 .delay_s = a->st.delay_s,
@@ -324,9 +327,14 @@ void app_tick(struct app *a, int64_t now)
         }
         if (a->st.is_paused)
                 return;
+        /* a replay's rows final once no name they asked for is still loading; the store's
+           generation before the build: a load that ends during it is news (one build more) */
+        struct sym_store *store = profile_store(a->profile);
+        a->naming_generation = sym_store_generation(store);
         app_build_tables(a);
         if (a->st.is_live)
                 profile_refresh(a->profile);
+        a->is_naming = !a->st.is_live && !sym_store_is_settled(store);
 }
 
 /* ---- the loops ---- */
@@ -445,15 +453,15 @@ static void run_screen(struct app *a, int sfd)
                         /* the file read again (a range): its end is still to come, even where
                            the reading was over before the loop looked */
                         nr_reads = a->nr_reads;
-                        was_done = false;
+                        was_done = a->is_read = false;
                 }
                 int64_t delay = (int64_t)(a->st.delay_s * 1e9);
                 /* a negative fd (no signalfd) is left out by poll */
                 struct pollfd p[3] = {
                         {STDIN_FILENO, POLLIN, 0}, {sfd, POLLIN, 0}, {feed_fd(a->feed), POLLIN, 0}};
                 int64_t wait = last + delay - app_now_ns();
-                if (!a->st.is_live && !was_done)
-                        wait = 100000000; /* loading: the progress moves */
+                if (!a->st.is_live && (!was_done || a->is_naming))
+                        wait = 100000000; /* loading: the progress moves, names come */
                 if (has_backlog || !feed_arm(a->feed))
                         wait = 0; /* records to decode: a look at the keys only */
                 int n = poll(p, 3, wait > 0 ? (int)(wait / 1000000) + 1 : 0);
@@ -474,7 +482,12 @@ static void run_screen(struct app *a, int sfd)
                 /* live, a refresh due in delay/4 (<= 250 ms) is made at a delivery: one wake-up */
                 bool is_early = a->st.is_live && n > 0 && (p[2].revents & POLLIN);
                 int64_t early = is_early ? (delay < 1000000000 ? delay / 4 : 250000000) : 0;
-                if (now >= last + delay - early || (is_done && !was_done)) {
+                /* a replay's names that came: its rows again now, and the header's
+                   "loading" gone with the last */
+                bool has_names =
+                        a->is_naming && !a->st.is_paused &&
+                        sym_store_generation(profile_store(a->profile)) != a->naming_generation;
+                if (now >= last + delay - early || (is_done && !was_done) || has_names) {
                         is_dirty = true;
                         if (!a->st.is_live && is_done && !was_done) {
                                 /* what it skipped, if anything (a range's message stays) */
@@ -503,6 +516,7 @@ static void run_screen(struct app *a, int sfd)
                         }
                         app_tick(a, now);
                         was_done = is_done;
+                        a->is_read = !a->st.is_live && is_done;
                         /* the next refresh a delay after this one's end: one slower than the
                            delay (a large model, a loaded machine) still leaves the delay to
                            decode what the feed hands over meanwhile */

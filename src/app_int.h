@@ -23,6 +23,11 @@ struct app {
         struct profile *profile; /* owned; this thread's alone (the feed hands records over) */
         struct feed *feed;       /* owned */
         uint32_t nr_reads;       /* the file's readings: a replay's range reads it again */
+        /* a replay: the screen's loop met this reading's end (the trace's end applied to the
+           model); the rows' names still loading after it (the rows change when they come: the
+           header says "loading" until neither), and the store's generation at the last build */
+        bool is_read, is_naming;
+        uint64_t naming_generation;
         struct etw_client client;
         struct etw_machine_caps caps;
         struct collect_settings now; /* live: what the session reports; replay: as recorded */

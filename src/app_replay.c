@@ -16,6 +16,7 @@ static bool reread(struct app *a, bool is_on, int64_t from, int64_t to)
         feed_close(a->feed);
         a->feed = NULL;
         a->nr_reads++; /* the screen's loop meets this reading's end too */
+        a->is_read = a->is_naming = false;
         profile_restart(p);
         profile_set_window(p, is_on, from, to);
         char err[256];

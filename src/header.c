@@ -181,6 +181,8 @@ uint32_t header_lines(const struct header_info *h, char lines[HEADER_LINES][HEAD
                         append(lines[0], "   lost %" PRIu64, h->nr_lost);
                 if (h->loading_pct >= 0)
                         append(lines[0], "   loading %3d%%", h->loading_pct);
+                else if (h->is_loading_names)
+                        append(lines[0], "   loading names");
         }
         if (h->is_paused)
                 append(lines[0], "   [paused]");

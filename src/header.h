@@ -27,8 +27,9 @@ struct header_info {
         uint64_t nr_rt_buffers_lost;
         bool is_paused;
         uint32_t zoom_pid;
-        uint32_t traced_pid; /* replay: the process a -p recording traced (0: the system) */
-        int loading_pct;     /* a replay still being read (-1: read) */
+        uint32_t traced_pid;   /* replay: the process a -p recording traced (0: the system) */
+        int loading_pct;       /* a replay still being read (-1: read) */
+        bool is_loading_names; /* a replay read, the names of its rows still loading */
         const struct collect_settings *settings; /* live: read back; replay: as recorded */
         bool has_stacks;                         /* replay: the trace carries stacks */
         double delay_s;

@@ -427,6 +427,18 @@ void sym_store_wait(struct sym_store *s)
         pthread_mutex_unlock(&s->lock);
 }
 
+bool sym_store_is_settled(struct sym_store *s)
+{
+        if (!s || !s->has_loader)
+                return true;
+        pthread_mutex_lock(&s->lock);
+        bool is_idle = !s->queue_len && !s->is_busy;
+        pthread_mutex_unlock(&s->lock);
+        /* a load counts in nr_done before the loader takes the lock again to go idle */
+        return is_idle &&
+               atomic_load_explicit(&s->nr_done, memory_order_acquire) == s->nr_done_seen;
+}
+
 /* ---- the kernel from recorded symbols ---- */
 
 static void install_kernel_table(struct sym_store *s, struct module *m, struct sym_table *t);

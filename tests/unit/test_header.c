@@ -138,6 +138,19 @@ static void test_replay_sampling(void **state)
         s.interval_100ns = 10000;
         nr = header_lines(&h, lines);
         assert_non_null(strstr(lines[1], "   Interval: 1.000 ms (timer)   LBR: off   "));
+        /* still read: how far; read, its rows' names still loading: said; neither: nothing */
+        assert_null(strstr(lines[0], "loading"));
+        h.loading_pct = 40;
+        h.is_loading_names = true; /* the reading first */
+        header_lines(&h, lines);
+        assert_non_null(strstr(lines[0], "   loading  40%"));
+        assert_null(strstr(lines[0], "names"));
+        h.loading_pct = -1;
+        header_lines(&h, lines);
+        assert_non_null(strstr(lines[0], "   loading names"));
+        h.is_loading_names = false;
+        header_lines(&h, lines);
+        assert_null(strstr(lines[0], "loading"));
 }
 
 /* A perf.data's records that no event stands for, named with their counts and what reads them;

@@ -1177,7 +1177,11 @@ static void test_background_loading(void **state)
                             strstr(buf, "sym_fixture!fixture_leaf") != NULL);
         }
         sym_store_wait(s);
+        /* loaded, and no poll has said so yet: not settled (a lookup before the poll may have
+           been pending); said: settled */
+        assert_false(sym_store_is_settled(s));
         assert_true(sym_store_poll(s) >= 1);
+        assert_true(sym_store_is_settled(s));
         expect_name(s, r.leaf, "fixture_leaf", 0);
         expect_name(s, r.lib_work + 1, "fixlib_work", 1);
         struct sym_stats st;

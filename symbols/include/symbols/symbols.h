@@ -212,6 +212,10 @@ void sym_prefetch(struct sym_store *s, uint32_t module);
 uint64_t sym_store_generation(const struct sym_store *s);
 /* Blocks until every module asked for so far is loaded (or failed). */
 void sym_store_wait(struct sym_store *s);
+/* Whether every module asked for so far is loaded (or failed) and sym_store_poll has said so
+   since: lookups made after that poll gave the final answers for those modules. Never waits
+   for a load (the loader's lock only); true for a synchronous store. */
+bool sym_store_is_settled(struct sym_store *s);
 /* Whether the store reads the running system (sym_options.is_live): else a recording's, whose
    readers may wait for its modules. */
 bool sym_store_is_live(const struct sym_store *s);
