@@ -489,31 +489,8 @@ static void run_screen(struct app *a, int sfd)
                         sym_store_generation(profile_store(a->profile)) != a->naming_generation;
                 if (now >= last + delay - early || (is_done && !was_done) || has_names) {
                         is_dirty = true;
-                        if (!a->st.is_live && is_done && !was_done) {
-                                /* what it skipped, if anything (a range's message stays) */
-                                char damage[sizeof(a->st.status)];
-                                feed_damage_text(a->feed, true, damage, sizeof(damage));
-                                if (!damage[0]) /* else what the perf.data had that is not shown */
-                                        header_not_shown_text(profile_trace(a->profile), damage,
-                                                              sizeof(damage));
-                                if (damage[0])
-                                        memcpy(a->st.status, damage, sizeof(damage));
-                                /* the trace's end, as -b meets it: the samples still held
-                                   for a stack that never came (a perf.data's have none),
-                                   and a recording cut short's running kernel symbols */
-                                profile_end(a->profile);
-                                const struct profile *pr = a->profile;
-                                int64_t window_from;
-                                if (profile_window(pr, &window_from, NULL) &&
-                                    window_from > profile_trace(pr)->last_ns)
-                                        snprintf(a->st.status, sizeof(a->st.status),
-                                                 "the range starts past the trace's end: it "
-                                                 "spans 0 to %.3f s (# shows it whole)",
-                                                 (double)profile_trace(pr)->last_ns / 1e9);
-                                /* no samples, no switches: the events are what it has */
-                                if (!has_key && events_table_is_events_only(profile_events(pr)))
-                                        a->st.view = VIEW_EVENTS;
-                        }
+                        if (!a->st.is_live && is_done && !was_done)
+                                app_replay_read(a, has_key);
                         app_tick(a, now);
                         was_done = is_done;
                         a->is_read = !a->st.is_live && is_done;

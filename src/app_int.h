@@ -86,6 +86,10 @@ void app_move_window(struct app *a, int step);
    tree a view began to ask for (every sample counted in them); is_said: the status line says
    so (the top-down tree's keeps what c said). */
 void app_read_again(struct app *a, bool is_said);
+/* Replay: the end of a reading met by the screen's loop: what it skipped said, the trace's end
+   applied to the model (profile_end), a range past the trace's end said; a trace of events
+   alone opens the events view unless has_key (a key was pressed). */
+void app_replay_read(struct app *a, bool has_key);
 
 /* app_actions.c: the annotate page (opened on a function, closed), the save key. */
 void app_annotate_page(struct app *a, const char *function);

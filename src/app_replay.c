@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* app_replay.c: owns a replay's moves through time on the screen: the timeline's cursor and
-   range, [ and ]'s windows, each a new reading of the file into the model. */
+   range, [ and ]'s windows, each a new reading of the file into the model, and the end of each
+   reading. */
 #include "app_int.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "feed.h"
+#include "header.h"
+#include "model/events_table.h"
 
 /* Replay: the file read again into the model, which counts [from, to) only (is_on) or the
    whole trace. false when it cannot be read again (the loop quits, saying why). */
@@ -138,4 +141,28 @@ void app_read_again(struct app *a, bool is_said)
                          "%sthe trace read again for the callers by process or thread",
                          n ? "; " : "");
         }
+}
+
+void app_replay_read(struct app *a, bool has_key)
+{
+        /* what it skipped, if anything (a range's message stays) */
+        char damage[sizeof(a->st.status)];
+        feed_damage_text(a->feed, true, damage, sizeof(damage));
+        if (!damage[0]) /* else what the perf.data had that is not shown */
+                header_not_shown_text(profile_trace(a->profile), damage, sizeof(damage));
+        if (damage[0])
+                memcpy(a->st.status, damage, sizeof(damage));
+        /* the trace's end, as -b meets it: the samples still held for a stack that never came
+           (a perf.data's have none), and a recording cut short's running kernel symbols */
+        profile_end(a->profile);
+        const struct profile *pr = a->profile;
+        int64_t window_from;
+        if (profile_window(pr, &window_from, NULL) && window_from > profile_trace(pr)->last_ns)
+                snprintf(a->st.status, sizeof(a->st.status),
+                         "the range starts past the trace's end: it spans 0 to %.3f s (# shows "
+                         "it whole)",
+                         (double)profile_trace(pr)->last_ns / 1e9);
+        /* no samples, no switches: the events are what it has */
+        if (!has_key && events_table_is_events_only(profile_events(pr)))
+                a->st.view = VIEW_EVENTS;
 }
