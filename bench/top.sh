@@ -49,8 +49,14 @@ run() {
         # the tool is the pane's shell's child: etwtop's host is a fork of the screen with the
         # same command line (and started after it), so a match on the command line finds the
         # host, not the screen
-        local pid
-        pid=$(pgrep -P "$(tmux -L "$sock" display -p -t "$name" '#{pane_pid}')" -f "^$1" | head -1)
+        # (looked for again for up to 10 s: a pane's shell can start its command late)
+        local pid i
+        for ((i = 0; i < 100; i++)); do
+                pid=$(pgrep -P "$(tmux -L "$sock" display -p -t "$name" '#{pane_pid}' 2>/dev/null)" \
+                        -f "^$1" | head -1)
+                [ -n "$pid" ] && break
+                sleep 0.1
+        done
         # perf top with two events opens on an event chooser: Enter takes the first (cpu-clock),
         # so it draws its histogram browser as etwtop draws its list
         [ "$name" = perf ] && [ "$mode" != samples ] && tmux -L "$sock" send-keys -t "$name" Enter
