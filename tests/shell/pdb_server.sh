@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # pdb_server.sh: `etwtop --replay T -b` of a synthetic trace whose Image and DbgID_RSDS events
-# name the PDB fixture (tests/shell/pdb_fixture.sh; etl_fixture --pdb-image):
+# name the PDB fixture (tests/shell/pdb_fixture.sh; etl_fixture --pdb-image), and its screen:
 #   1. the PDB on --symbol-path: the fixture's functions named;
 #   2. a PDB of another age: refused with a message, frames show pdbfix.exe+0x...;
 #   3. a symbol server on localhost (python3 -m http.server on a free port) serving a
@@ -9,7 +9,9 @@
 #      empty cache (atomically: no temporary file left), the names shown; a server without
 #      the file: its URL and HTTP 404 said;
 #   4. the same replay with the server stopped and an empty cache: the URL and that nothing
-#      answered said, frames show pdbfix.exe+0x....
+#      answered said, frames show pdbfix.exe+0x...;
+#   5. the replay screen (tmux) while the server holds the PDB: the header says "loading names"
+#      until it comes, then the rows name its functions.
 # Exits 77 (skipped) with the reason without the fixtures or python3.
 set -u
 : "${ETWTOP:?}" "${ETL_FIXTURE:?}"
@@ -29,12 +31,12 @@ stop_server() {
                 server=
         fi
 }
-trap 'stop_server; rm -rf "$tmp"' EXIT
+trap 'stop_server; [ -z "${sock-}" ] || tmux -L "$sock" kill-server 2>/dev/null; rm -rf "$tmp"' EXIT
 # what each run said, and what the server logged (a failure on a loaded CI machine showed nothing)
 on_fail() {
         local f
         ls -la "$tmp"
-        for f in "$tmp"/*.err "$tmp/http.log"; do
+        for f in "$tmp"/*.err "$tmp/http.log" "$tmp/screen"; do
                 [ -f "$f" ] || continue
                 echo "== $f"
                 tail -5 "$f"
@@ -160,6 +162,53 @@ check "offline: the URL and that nothing answered said" grep -q "$url/pdbfix.pdb
 check "offline: module+offset" has_row "$tmp/off.txt" pdbfix.exe "pdbfix.exe+0x$leaf1"
 check "offline: no name" bash -c "! grep -qE 'pdbfix\.exe +(c_leaf|main)$' '$tmp/off.txt'"
 check "offline: nothing left in the cache" bash -c "! find '$tmp/cache2' -type f 2>/dev/null | grep -q ."
+
+# 5. the replay screen while the server holds its answer: the file read, the header says
+# "loading names" and the rows show pdbfix.exe+0x... for as long as the fetch takes; once it
+# answers, "loading" goes and the rows name the PDB's functions (a screen that dropped
+# "loading" with the file read had rows that changed after it: screen_tmux_keys' cursor)
+if ! command -v tmux >/dev/null; then
+        skip "screen: tmux not installed"
+else
+        cat >"$tmp/held.py" <<'PYEOF'
+import functools, http.server, os, sys, time
+gate = sys.argv[2]
+class Held(http.server.SimpleHTTPRequestHandler):
+    def do_GET(self):
+        end = time.time() + 300
+        while not os.path.exists(gate) and time.time() < end:
+            time.sleep(0.05)
+        super().do_GET()
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
+                                      functools.partial(Held, directory=sys.argv[1]))
+print("Serving HTTP on 127.0.0.1 port %d (held)" % srv.server_address[1], flush=True)
+srv.serve_forever()
+PYEOF
+        : >"$tmp/http.log"
+        "$PY" -u "$tmp/held.py" "$fx/store" "$tmp/gate" >>"$tmp/http.log" 2>&1 &
+        server=$!
+        port=
+        for _ in $(seq 200); do
+                port=$(sed -n 's/.* port \([0-9][0-9]*\) .*/\1/p' "$tmp/http.log" | head -1)
+                [ -n "$port" ] && break
+                sleep 0.05
+        done
+        check "screen: the held server starts" [ -n "$port" ]
+        sock=etwtop-test-pdb-$$
+        tm() { tmux -L "$sock" "$@"; }
+        . "$(dirname "$0")/../lib/tmux_screen.sh"
+        tm_new -d -s s -x 160 -y 40 "_NT_SYMBOL_PATH='srv*$tmp/cache_held*http://127.0.0.1:$port' ETWTOP_NO_HOST=1 '$ETWTOP' --replay '$tmp/t.etl' 2>'$tmp/held.err'; sleep 60"
+        check "screen: read, its names loading while the server holds the PDB" \
+                wait_for '^etwtop - replay .*loading names' 30
+        check "screen: meanwhile the rows show module+offset" has "pdbfix\.exe .*pdbfix\.exe+0x$leaf1"
+        check "screen: and no function of the PDB" bash -c "! grep -qE ' (c_leaf|main)\$' '$tmp/screen'"
+        touch "$tmp/gate"
+        check "screen: the PDB fetched, 'loading' gone" wait_gone '^etwtop - replay .*loading' 30
+        check "screen: then the rows name c_leaf" has ' c_leaf$'
+        check "screen: and main" has ' main$'
+        tm kill-server 2>/dev/null
+        stop_server
+fi
 
 echo "$nr_pass passed, $nr_fail failed, $nr_skip skipped"
 [ $nr_fail = 0 ]
