@@ -197,6 +197,9 @@ struct live_source {
            event): read again only when a ring may have dropped records since, a
            PERF_RECORD_LOST came, or the events changed */
         uint64_t lost_read_sum;
+        /* of both, the CPU-wide events' of a traced process's session (every process's
+           records: live_stats.nr_lost_cpu_wide) */
+        uint64_t nr_lost_retired_wide, lost_read_wide;
         uint64_t lost_read_records; /* PERF_RECORD_LOST records seen at that read */
         uint64_t events_gen;        /* moves when an event is added or closed */
         uint64_t lost_read_gen;     /* events_gen at that read */

@@ -238,6 +238,13 @@ static int write_session_cpus(struct live_source *ls, uint64_t ts, struct etl_er
    IPI to its CPU: the sum is read again only when it may have moved (is_exact: always): a ring
    was found too full for a record since the last read (ring_note_fill), a PERF_RECORD_LOST
    came, or events were added or closed; else the last read's sum is the count. */
+/* Whether ev, in a traced process's session, records every process's events (-p's CPU-wide
+   context-switch side-band). */
+static bool is_wide_in_pid_mode(const struct live_source *ls, const struct live_event *ev)
+{
+        return ls->settings.pid > 0 && ev->spec.is_cpu_wide;
+}
+
 static uint64_t lost_total(struct live_source *ls, bool is_exact)
 {
         struct perf_conv_stats cs;
@@ -250,11 +257,15 @@ static uint64_t lost_total(struct live_source *ls, bool is_exact)
                 ls->rings[c].may_have_lost = false;
         }
         if (may_have_moved) {
-                uint64_t sum = 0;
-                for (uint32_t i = 0; i < ls->nr_events; i++)
-                        sum += live_event_lost(ls->events[i]);
+                uint64_t sum = 0, wide = 0;
+                for (uint32_t i = 0; i < ls->nr_events; i++) {
+                        uint64_t n = live_event_lost(ls->events[i]);
+                        sum += n;
+                        wide += is_wide_in_pid_mode(ls, ls->events[i]) ? n : 0;
+                }
                 ls->nr_lost_reads += ls->nr_events;
                 ls->lost_read_sum = sum;
+                ls->lost_read_wide = wide;
                 ls->lost_read_records = cs.nr_lost_records;
                 ls->lost_read_gen = ls->events_gen;
                 ls->has_lost_read = true;
@@ -351,7 +362,9 @@ static void events_reap(struct live_source *ls)
         for (uint32_t i = 0; i < ls->nr_events; i++) {
                 struct live_event *ev = ls->events[i];
                 if (ev->is_retired) {
-                        ls->nr_lost_retired += live_event_lost(ev);
+                        uint64_t n = live_event_lost(ev);
+                        ls->nr_lost_retired += n;
+                        ls->nr_lost_retired_wide += is_wide_in_pid_mode(ls, ev) ? n : 0;
                         live_event_close(ev);
                         ls->events_gen++;
                         continue;
@@ -818,6 +831,7 @@ void live_source_get_stats(struct live_source *ls, struct live_stats *st)
         st->nr_perf_records = cs.nr_records - ls->nr_skipped_again;
         st->nr_events = cs.nr_events + ls->nr_own_events;
         st->nr_events_lost = lost_total(ls, false);
+        st->nr_lost_cpu_wide = ls->nr_lost_retired_wide + ls->lost_read_wide;
         st->nr_lost_reads = ls->nr_lost_reads;
         st->nr_lost_records = cs.nr_lost_records;
         st->nr_updates = ls->nr_updates;

@@ -91,6 +91,9 @@ struct live_stats {
         uint64_t nr_perf_records;     /* read from the rings */
         uint64_t nr_events;           /* ETW records written */
         uint64_t nr_events_lost;      /* exact, PERF_FORMAT_LOST summed over the fds */
+        uint64_t nr_lost_cpu_wide;    /* of them, a traced process's session's (-p) on its
+                                         CPU-wide events: every process's context switches,
+                                         few of them the process's (attr_spec.c) */
         uint64_t nr_lost_records;     /* PERF_RECORD_LOST records seen */
         uint64_t nr_lost_reads;       /* event fds read for their lost counts (an IPI each) */
         uint64_t nr_updates;          /* settings changes applied */
