@@ -27,19 +27,22 @@ fi
 # a name and a build-id of its own: another sym_fixture running on the machine (another suite's
 # tests) must not answer for it. With the fixture's build-id, the recording's images of both were
 # one module, named by the other's path, whose file stayed when this one was replaced: this
-# test's module was annotated "in sym_fixture", and again once its file was another build's
+# test's module was annotated "in sym_fixture", and again once its file was another build's.
+# With the same name (another suite's copy for this test), 'symfix_ann!fixture_leaf' named the
+# other's module, whose file stayed
 run=$tmp/run
+ann=symfix_ann_$$
 mkdir -p "$run"
-cp "$SYM_FIXTURE" "$run/symfix_ann"
+cp "$SYM_FIXTURE" "$run/$ann"
 # its build-id's first 4 bytes this run's own
-build_id_rewrite "$run/symfix_ann" "$(printf '%08x' $(((($$ & 0xffff) << 16) | (RANDOM & 0xffff))))" ||
+build_id_rewrite "$run/$ann" "$(printf '%08x' $(((($$ & 0xffff) << 16) | (RANDOM & 0xffff))))" ||
         { echo "annotate.sh: the symbol fixture has no .note.gnu.build-id" >&2; exit 1; }
-check "the fixture's copy: a build-id of its own ($(build_id "$run/symfix_ann"))" \
-        [ "$(build_id "$run/symfix_ann")" != "$(build_id "$SYM_FIXTURE")" ]
+check "the fixture's copy: a build-id of its own ($(build_id "$run/$ann"))" \
+        [ "$(build_id "$run/$ann")" != "$(build_id "$SYM_FIXTURE")" ]
 # (it spins until the recording is done, however long a loaded machine takes to start it)
-"$run/symfix_ann" spin 120000 &
+"$run/$ann" spin 120000 &
 fix=$!
-wait_until 60 has_mapped $fix symfix_ann
+wait_until 60 has_mapped $fix $ann
 # recorded until the fixture has run 2 s of CPU in it (ticks of /proc's utime and stime), not for
 # 2 s: a busy machine gives it a part of each second, and its samples with it
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
@@ -55,11 +58,12 @@ check "recorded ($(tail -1 "$tmp/rec.err"))" [ $rc = 0 ]
 kill $fix
 wait $fix 2>/dev/null
 
-# 1. fixture_leaf
-"$ETWTOP" --replay "$tmp/fix.etl" -b --annotate fixture_leaf >"$tmp/leaf.txt" 2>"$tmp/leaf.err"
+# 1. fixture_leaf (with its module: another suite's spinning fixture may be the hotter one; the
+# LBR trace below, the fixture's alone, has the name by itself)
+"$ETWTOP" --replay "$tmp/fix.etl" -b --annotate "$ann!fixture_leaf" >"$tmp/leaf.txt" 2>"$tmp/leaf.err"
 check "fixture_leaf: exits 0 ($(head -c 300 "$tmp/leaf.err"))" [ $? = 0 ]
 on_fail() { sed -n '/^Annotate/,$p' "$tmp/leaf.txt" | head -60; }
-check "fixture_leaf: annotated in symfix_ann" grep -q '^Annotate fixture_leaf in symfix_ann (' "$tmp/leaf.txt"
+check "fixture_leaf: annotated in $ann" grep -q "^Annotate fixture_leaf in $ann (" "$tmp/leaf.txt"
 # the listing's instructions, address and mnemonic: percent, samples and address fill 30
 # columns, then ":  " and the instruction
 awk '/^Annotate fixture_leaf/ {a = 1; next} a && (/^Annotate/ || /^ *Hottest lines/) {exit}
@@ -70,7 +74,7 @@ if command -v objdump >/dev/null; then
         # objdump's AT&T mnemonics leave out the size suffix where the operands say it
         # (mov, not movl); capstone writes it: compare without it
         # address, mnemonic and first operand (a prefix such as cs or notrack: the next word)
-        objdump -d --no-show-raw-insn "$run/symfix_ann" |
+        objdump -d --no-show-raw-insn "$run/$ann" |
                 awk '/^[0-9a-f]+ <fixture_leaf>:$/ {a = 1; next} a && /^$/ {exit}
                      a && /^ +[0-9a-f]+:\t/ {sub(":", "", $1); i = 2
                         while ($i ~ /^(cs|ds|es|ss|data16|notrack|bnd|lock)$/) i++
@@ -99,7 +103,7 @@ if command -v objdump >/dev/null; then
                 set -- $loop
                 to_v=$((0x$1)) from_v=$((0x$2))
                 off_of() { # a file-vaddr -> its file offset, by the LOAD segment holding it
-                        readelf -lW "$run/symfix_ann" | awk '$1 == "LOAD" {print $2, $3, $6}' |
+                        readelf -lW "$run/$ann" | awk '$1 == "LOAD" {print $2, $3, $6}' |
                                 while read -r o v z; do
                                         if [ "$1" -ge $((v)) ] && [ "$1" -lt $((v + z)) ]; then
                                                 printf '%x\n' $(($1 - v + o))
@@ -107,7 +111,7 @@ if command -v objdump >/dev/null; then
                                         fi
                                 done
                 }
-                "$ETL_FIXTURE" --lbr-image "$run/symfix_ann" "$tmp/lbr.etl" \
+                "$ETL_FIXTURE" --lbr-image "$run/$ann" "$tmp/lbr.etl" \
                         "$(off_of $from_v):$(off_of $to_v):20" >/dev/null 2>&1
                 "$ETWTOP" --replay "$tmp/lbr.etl" -b --annotate fixture_leaf >"$tmp/lbr.txt" 2>&1
                 check "LBR: the loop's branch taken 20 times, to its target" \
@@ -116,7 +120,7 @@ if command -v objdump >/dev/null; then
                         /LBR: taken 20 times to / && cur == a {ok = 1}
                         END {exit ok ? 0 : 1}' "$tmp/lbr.txt"
                 check "LBR: its target reached 20 times from the branch" \
-                        grep -q 'LBR: reached 20 times from symfix_ann!fixture_leaf+0x' "$tmp/lbr.txt"
+                        grep -q "LBR: reached 20 times from $ann!fixture_leaf+0x" "$tmp/lbr.txt"
         fi
         hot=$(awk '/<-- hottest$/ {print substr($0, 1, 30); exit}' "$tmp/leaf.txt" | awk '{print $NF}')
         check "fixture_leaf: the hottest instruction (${hot:-none}) is inside the loop (${loop:-none})" \
@@ -143,13 +147,13 @@ check "fixture_leaf: the hottest line marked" grep -q "sym_fixture\.c:\($for_lin
 unset -f on_fail
 
 # module!function, and the inline frames of fixture_inline_outer
-"$ETWTOP" --replay "$tmp/fix.etl" -b --annotate 'symfix_ann!fixture_inline_outer' >"$tmp/outer.txt" 2>"$tmp/outer.err"
+"$ETWTOP" --replay "$tmp/fix.etl" -b --annotate "$ann!fixture_inline_outer" >"$tmp/outer.txt" 2>"$tmp/outer.err"
 rc=$?
 if grep -q 'no sampled function' "$tmp/outer.err"; then
         skip "fixture_inline_outer has no samples in this recording"
 else
         check "module!function: exits 0" [ $rc = 0 ]
-        check "module!function: annotated" grep -q '^Annotate fixture_inline_outer in symfix_ann (' "$tmp/outer.txt"
+        check "module!function: annotated" grep -q "^Annotate fixture_inline_outer in $ann (" "$tmp/outer.txt"
         check "inline frames named" \
                 grep -q 'sym_fixture\.c:[0-9]* (in inl_inner, inlined from inl_mid at sym_fixture\.c:[0-9]*, from fixture_inline_outer at sym_fixture\.c:[0-9]*)' "$tmp/outer.txt"
 fi
@@ -164,19 +168,19 @@ check "no such function: the report is still printed" grep -q '^Hot functions' "
 # 3. the binary replaced by another ELF file: its names are refused, and so its code (the
 # recording is system-wide: another program that ran meanwhile, its file gone since, may be
 # named in the same line before it)
-cp "$(type -P true)" "$run/symfix_ann"
+cp "$(type -P true)" "$run/$ann"
 # (named with its module: another process that ran the fixture's functions meanwhile, another
 # suite's, has a fixture_leaf of its own, which the name alone would annotate)
-"$ETWTOP" --replay "$tmp/fix.etl" -b --annotate 'symfix_ann!fixture_leaf' >"$tmp/chg.txt" 2>"$tmp/chg.err"
+"$ETWTOP" --replay "$tmp/fix.etl" -b --annotate "$ann!fixture_leaf" >"$tmp/chg.txt" 2>"$tmp/chg.err"
 check "another build: exit status 1" [ $? = 1 ]
 check "another build: says why in one line ($(tail -1 "$tmp/chg.err" | head -c 400))" \
-        grep -q "annotate symfix_ann!fixture_leaf: no sampled function has that name;\(.*;\)\? no names from symfix_ann: .*symfix_ann changed since the recording: its build-id is [0-9a-f]\{40\}, the recording's [0-9a-f]\{40\}" "$tmp/chg.err"
+        grep -q "annotate $ann!fixture_leaf: no sampled function has that name;\(.*;\)\? no names from $ann: .*$ann changed since the recording: its build-id is [0-9a-f]\{40\}, the recording's [0-9a-f]\{40\}" "$tmp/chg.err"
 check "another build: no instructions" bash -c "! grep -q '^Annotate' '$tmp/chg.txt'"
-rm "$run/symfix_ann"
-"$ETWTOP" --replay "$tmp/fix.etl" -b --annotate 'symfix_ann!fixture_leaf' >"$tmp/gone.txt" 2>"$tmp/gone.err"
+rm "$run/$ann"
+"$ETWTOP" --replay "$tmp/fix.etl" -b --annotate "$ann!fixture_leaf" >"$tmp/gone.txt" 2>"$tmp/gone.err"
 check "gone: exit status 1" [ $? = 1 ]
 check "gone: says the file is missing ($(tail -1 "$tmp/gone.err" | head -c 300))" \
-        grep -q "annotate symfix_ann!fixture_leaf: no sampled function has that name;\(.*;\)\? no names from symfix_ann: .*symfix_ann: not found" "$tmp/gone.err"
+        grep -q "annotate $ann!fixture_leaf: no sampled function has that name;\(.*;\)\? no names from $ann: .*$ann: not found" "$tmp/gone.err"
 check "gone: no instructions" bash -c "! grep -q '^Annotate' '$tmp/gone.txt'"
 
 echo "$nr_pass passed, $nr_fail failed, $nr_skip skipped"
