@@ -244,12 +244,42 @@ static uint64_t machine_switches(void)
    sched pipe` make a million on this 2-CPU VM, and cost test_update_grows_rings 67,597 records
    once in 12 runs; a test here alone, some thousands) */
 #define SWITCH_STORM 50000
-/* The machine's switches a second since t0, when it had made switches0; said. */
-static double switch_rate_since(uint64_t t0, uint64_t switches0)
+/* A drain held up past this (the machine ran other real-time work in its place: a second
+   suite's sessions draining a storm) leaves a ring of the smallest size to fill: 40,533 records
+   lost at 36,000 switches a second on the machine, two suites at once. Four busy loops hold it
+   up to 8 ms here, the check kept. */
+#define DRAIN_HELD_NS 50000000
+
+/* the longest time between two drains' starts since drain_gap_reset (the timed drains below) */
+static uint64_t drain_last_ns, drain_gap_max_ns;
+static void drain_gap_reset(void)
+{
+        drain_last_ns = now_ns();
+        drain_gap_max_ns = 0;
+}
+/* the gaps from here on (what the test did before, an update or a look at the stats, left
+   out: spin_draining and naps_draining start with it) */
+static void drain_gap_resume(void)
+{
+        drain_last_ns = now_ns();
+}
+static void drain_timed(struct live_source *ls)
+{
+        uint64_t t = now_ns();
+        if (t - drain_last_ns > drain_gap_max_ns)
+                drain_gap_max_ns = t - drain_last_ns;
+        drain_last_ns = t;
+        assert_true(live_source_drain(ls, 100000) >= 0);
+}
+
+/* Whether the machine left the test's session alone since t0, when it had made switches0:
+   switches under SWITCH_STORM a second, no timed drain held up past DRAIN_HELD_NS; said. */
+static bool machine_was_quiet(uint64_t t0, uint64_t switches0)
 {
         double rate = (double)(machine_switches() - switches0) * 1e9 / (double)(now_ns() - t0);
-        print_message("%.0f switches a second on the machine\n", rate);
-        return rate;
+        print_message("%.0f switches a second on the machine, drains at most %.1f ms apart\n", rate,
+                      (double)drain_gap_max_ns / 1e6);
+        return rate < SWITCH_STORM && drain_gap_max_ns < DRAIN_HELD_NS;
 }
 
 /* This thread spins ns, or sleeps in 100 us naps that many times (switches), with ls drained
@@ -260,16 +290,18 @@ static double switch_rate_since(uint64_t t0, uint64_t switches0)
 #define DRAIN_NS 500000
 static void spin_draining(struct live_source *ls, uint64_t ns)
 {
+        drain_gap_resume();
         for (uint64_t done = 0; done < ns; done += DRAIN_NS) {
                 etwtop_test_spin(ns - done < DRAIN_NS ? ns - done : DRAIN_NS);
-                assert_true(live_source_drain(ls, 100000) >= 0);
+                drain_timed(ls);
         }
 }
 static void naps_draining(struct live_source *ls, int nr)
 {
+        drain_gap_resume();
         for (int i = 0; i < nr; i++) {
                 usleep(100);
-                assert_true(live_source_drain(ls, 100000) >= 0);
+                drain_timed(ls);
         }
 }
 
@@ -944,6 +976,7 @@ static void test_update_grows_rings(void **state)
         struct etl_writer *w = new_writer(path);
         struct live_source *ls = open_or_skip(&s, w);
         uint64_t t_open = now_ns(), switches_open = machine_switches();
+        drain_gap_reset();
         wait_rundown(ls);
         struct live_stats st;
         live_source_get_stats(ls, &st);
@@ -978,7 +1011,7 @@ static void test_update_grows_rings(void **state)
                 ;
         live_source_get_stats(ls, &st);
         /* nothing lost where the machine's other load leaves the drain able to keep up */
-        if (switch_rate_since(t_open, switches_open) < SWITCH_STORM)
+        if (machine_was_quiet(t_open, switches_open))
                 assert_int_equal(st.nr_events_lost, 0);
         assert_int_equal(st.nr_updates, 2);
         /* back to the timer samples alone: the grown ring stays, its watermark a quarter (not
@@ -1023,6 +1056,7 @@ static void test_update_remakes_timer_ring(void **state)
         struct etl_writer *w = new_writer(path);
         struct live_source *ls = open_or_skip(&s, w);
         uint64_t t_open = now_ns(), switches_open = machine_switches();
+        drain_gap_reset();
         wait_rundown(ls);
         struct live_stats st;
         live_source_get_stats(ls, &st);
@@ -1046,7 +1080,7 @@ static void test_update_remakes_timer_ring(void **state)
         live_source_get_stats(ls, &st);
         /* nothing lost, where the machine's other load lets a ring of the smallest size keep
            the switches of half a millisecond */
-        if (switch_rate_since(t_open, switches_open) < SWITCH_STORM)
+        if (machine_was_quiet(t_open, switches_open))
                 assert_int_equal(st.nr_events_lost, 0);
         close_and_read_back(ls, w);
         unsetenv("ETWTOP_RING_PAGES");
