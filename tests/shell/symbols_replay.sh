@@ -12,6 +12,7 @@ set -u
 tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/../lib/check.sh"
+. "$(dirname "$0")/../lib/build_id.sh"
 # the self count of a function in a replay's first table (0 when absent)
 self_of() { awk -v f="$2" -v m="$3" '/^Hot functions/ {t++} t == 1 && $NF == f && $5 == m {print $3; exit}' "$1"; }
 has_row() { awk -v m="$2" -v f="$3" '/^Hot functions/ {t++} t == 1 && $5 == m && $NF == f {n++} END {exit n ? 0 : 1}' "$1"; }
@@ -47,12 +48,17 @@ fi
 # the binaries run from a directory that is gone at replay time
 run=$tmp/run
 mkdir -p "$run" "$tmp/moved"
-# a name of its own: another sym_fixture running on the machine must not answer for it
-cp "$SYM_FIXTURE" "$run/symfix_run"
+# a name and a build-id of its own: another sym_fixture running on the machine must not answer
+# for it (another suite's copy for this test, under the same name, named its rows after this
+# one's had moved; one with the fixture's build-id is one module with it)
+fxn=symfix_run_$$
+cp "$SYM_FIXTURE" "$run/$fxn"
+build_id_rewrite "$run/$fxn" "$(printf '%08x' $(((($$ & 0xffff) << 16) | (RANDOM & 0xffff))))" ||
+        { echo "symbols_replay.sh: the symbol fixture has no .note.gnu.build-id" >&2; exit 1; }
 cp "$SYM_FIXLIB" "$run/libsymfix.so"
 # it spins until the recording is done (however long a loaded machine takes to start it), with
 # its library mapped before the session starts
-LD_LIBRARY_PATH=$run "$run/symfix_run" spin 120000 &
+LD_LIBRARY_PATH=$run "$run/$fxn" spin 120000 &
 fix=$!
 wait_until 60 has_mapped $fix libsymfix.so
 "$ETWTOP" --record "$tmp/fix.etl" --duration 2 2>"$tmp/rec.err"
@@ -65,11 +71,11 @@ wait $fix 2>/dev/null
 # are)
 "$ETWTOP" --replay "$tmp/fix.etl" -b --top 5000 >"$tmp/here.txt" 2>"$tmp/here.err"
 check "fixture: replay exits 0" [ $? = 0 ]
-check "fixture: fixture_leaf named in symfix_run" has_row "$tmp/here.txt" symfix_run fixture_leaf
-check "fixture: fixture_inline_outer named" has_row "$tmp/here.txt" symfix_run fixture_inline_outer
+check "fixture: fixture_leaf named in $fxn" has_row "$tmp/here.txt" $fxn fixture_leaf
+check "fixture: fixture_inline_outer named" has_row "$tmp/here.txt" $fxn fixture_inline_outer
 check "fixture: the library's functions named" \
         bash -c "grep -Eq 'libsymfix\.so +fixlib_(helper|static|work)$' '$tmp/here.txt'"
-leaf=$(self_of "$tmp/here.txt" fixture_leaf symfix_run)
+leaf=$(self_of "$tmp/here.txt" fixture_leaf $fxn)
 check "fixture: fixture_leaf has samples" [ "${leaf:-0}" -gt 10 ]
 # (on failure: the rows of kernel addresses left unnamed, and the recording's kernel symbols)
 # An address outside every recorded symbol's span cannot be named (perf says [unknown]): a
@@ -102,39 +108,39 @@ kernel_named() {
 check "fixture: kernel frames named from the recorded kernel symbols" kernel_named
 
 # moved: the run directory is gone, the binaries are on the symbol path
-mv "$run/symfix_run" "$run/libsymfix.so" "$tmp/moved/"
+mv "$run/$fxn" "$run/libsymfix.so" "$tmp/moved/"
 rmdir "$run"
 "$ETWTOP" --replay "$tmp/fix.etl" -b --top 5000 >"$tmp/gone.txt" 2>"$tmp/gone.err"
 check "moved, no path: replay exits 0" [ $? = 0 ]
-check "moved, no path: no fixture names" bash -c "! grep -Eq 'symfix_run +fixture_' '$tmp/gone.txt'"
-check "moved, no path: module+offset instead" grep -q 'symfix_run+0x' "$tmp/gone.txt"
-check "moved, no path: says the file is missing" grep -q 'symfix_run: not found' "$tmp/gone.err"
+check "moved, no path: no fixture names" bash -c "! grep -Eq '$fxn +fixture_' '$tmp/gone.txt'"
+check "moved, no path: module+offset instead" grep -q "$fxn+0x" "$tmp/gone.txt"
+check "moved, no path: says the file is missing" grep -q "$fxn: not found" "$tmp/gone.err"
 "$ETWTOP" --replay "$tmp/fix.etl" -b --top 5000 --symbol-path "$tmp/moved" >"$tmp/moved.txt" \
         2>"$tmp/moved.err"
 check "moved, --symbol-path: replay exits 0" [ $? = 0 ]
-check "moved, --symbol-path: fixture_leaf named" has_row "$tmp/moved.txt" symfix_run fixture_leaf
+check "moved, --symbol-path: fixture_leaf named" has_row "$tmp/moved.txt" $fxn fixture_leaf
 check "moved, --symbol-path: the library named" \
         bash -c "grep -Eq 'libsymfix\.so +fixlib_(helper|static|work)$' '$tmp/moved.txt'"
 check "moved, --symbol-path: same count as in place" \
-        [ "$(self_of "$tmp/moved.txt" fixture_leaf symfix_run)" = "$leaf" ]
+        [ "$(self_of "$tmp/moved.txt" fixture_leaf $fxn)" = "$leaf" ]
 
 # changed: another file with the recorded name and path is refused, not misread
-printf 'not the recorded program' >"$tmp/moved/symfix_run"
+printf 'not the recorded program' >"$tmp/moved/$fxn"
 "$ETWTOP" --replay "$tmp/fix.etl" -b --top 5000 --symbol-path "$tmp/moved" >"$tmp/chg.txt" \
         2>"$tmp/chg.err"
 check "changed: replay exits 0" [ $? = 0 ]
-check "changed: no names from the wrong file" bash -c "! grep -Eq 'symfix_run +fixture_' '$tmp/chg.txt'"
-check "changed: module+offset instead" grep -q 'symfix_run+0x' "$tmp/chg.txt"
+check "changed: no names from the wrong file" bash -c "! grep -Eq '$fxn +fixture_' '$tmp/chg.txt'"
+check "changed: module+offset instead" grep -q "$fxn+0x" "$tmp/chg.txt"
 # the message the README promises: the file is refused, saying why (a non-ELF has no build-id)
 check "changed: the file refused, saying why ($(head -c 300 "$tmp/chg.err"))" \
-        grep -q "symfix_run changed since the recording: its build-id is missing, the recording's [0-9a-f]\{40\}" "$tmp/chg.err"
+        grep -q "$fxn changed since the recording: its build-id is missing, the recording's [0-9a-f]\{40\}" "$tmp/chg.err"
 # an ELF file of another build (another program under the recorded name)
-cp "$(type -P true)" "$tmp/moved/symfix_run"
+cp "$(type -P true)" "$tmp/moved/$fxn"
 "$ETWTOP" --replay "$tmp/fix.etl" -b --top 5000 --symbol-path "$tmp/moved" >"$tmp/chg2.txt" \
         2>"$tmp/chg2.err"
-check "another build: no names from it" bash -c "! grep -Eq 'symfix_run +fixture_' '$tmp/chg2.txt'"
+check "another build: no names from it" bash -c "! grep -Eq '$fxn +fixture_' '$tmp/chg2.txt'"
 check "another build: refused with both build-ids ($(head -c 300 "$tmp/chg2.err"))" \
-        grep -q "symfix_run changed since the recording: its build-id is [0-9a-f]\{40\}, the recording's [0-9a-f]\{40\}" "$tmp/chg2.err"
+        grep -q "$fxn changed since the recording: its build-id is [0-9a-f]\{40\}, the recording's [0-9a-f]\{40\}" "$tmp/chg2.err"
 
 # 3. started during the recording: C++ names, libc code
 cxx=""
