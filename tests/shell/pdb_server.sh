@@ -115,15 +115,20 @@ if [ -z "$PY" ]; then
         [ $nr_fail = 0 ]
         exit
 fi
-start_server() { # DIR: serves it on a free port of 127.0.0.1; sets port
+start_server() { # DIR [GATE]: serves it on a free port of 127.0.0.1; sets port. With GATE, each
+        # answer held until the file GATE exists ($tmp/held.py, part 5)
         # the log emptied here, before the fork: the child's own truncation came after this
         # shell had read the stopped server's port from it, on a loaded machine (CI: "Failed
         # to connect to 127.0.0.1 port N", the first server's port, and an empty log)
         : >"$tmp/http.log"
-        "$PY" -u -m http.server 0 --bind 127.0.0.1 --directory "$1" >>"$tmp/http.log" 2>&1 &
+        if [ -n "${2-}" ]; then
+                "$PY" -u "$tmp/held.py" "$1" "$2" >>"$tmp/http.log" 2>&1 &
+        else
+                "$PY" -u -m http.server 0 --bind 127.0.0.1 --directory "$1" >>"$tmp/http.log" 2>&1 &
+        fi
         server=$!
         port=
-        for _ in $(seq 100); do
+        for _ in $(seq 200); do
                 port=$(sed -n 's/.* port \([0-9][0-9]*\) .*/\1/p' "$tmp/http.log" | head -1)
                 [ -n "$port" ] && break
                 sleep 0.05
@@ -184,16 +189,7 @@ srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
 print("Serving HTTP on 127.0.0.1 port %d (held)" % srv.server_address[1], flush=True)
 srv.serve_forever()
 PYEOF
-        : >"$tmp/http.log"
-        "$PY" -u "$tmp/held.py" "$fx/store" "$tmp/gate" >>"$tmp/http.log" 2>&1 &
-        server=$!
-        port=
-        for _ in $(seq 200); do
-                port=$(sed -n 's/.* port \([0-9][0-9]*\) .*/\1/p' "$tmp/http.log" | head -1)
-                [ -n "$port" ] && break
-                sleep 0.05
-        done
-        check "screen: the held server starts" [ -n "$port" ]
+        check "screen: the held server starts" start_server "$fx/store" "$tmp/gate"
         sock=etwtop-test-pdb-$$
         tm() { tmux -L "$sock" "$@"; }
         . "$(dirname "$0")/../lib/tmux_screen.sh"
