@@ -330,11 +330,14 @@ void app_tick(struct app *a, int64_t now)
         /* a replay's rows final once no name they asked for is still loading; the store's
            generation before the build: a load that ends during it is news (one build more) */
         struct sym_store *store = profile_store(a->profile);
-        a->naming_generation = sym_store_generation(store);
+        uint64_t generation = sym_store_generation(store);
         app_build_tables(a);
-        if (a->st.is_live)
+        if (a->st.is_live) {
                 profile_refresh(a->profile);
-        a->is_naming = !a->st.is_live && !sym_store_is_settled(store);
+        } else {
+                a->naming_generation = generation;
+                a->is_naming = !sym_store_is_settled(store);
+        }
 }
 
 /* ---- the loops ---- */

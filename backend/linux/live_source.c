@@ -234,10 +234,6 @@ static int write_session_cpus(struct live_source *ls, uint64_t ts, struct etl_er
         return 0;
 }
 
-/* PERF_FORMAT_LOST summed over the events, those closed too. Reading an event's count is an
-   IPI to its CPU: the sum is read again only when it may have moved (is_exact: always): a ring
-   was found too full for a record since the last read (ring_note_fill), a PERF_RECORD_LOST
-   came, or events were added or closed; else the last read's sum is the count. */
 /* Whether ev, in a traced process's session, records every process's events (-p's CPU-wide
    context-switch side-band). */
 static bool is_wide_in_pid_mode(const struct live_source *ls, const struct live_event *ev)
@@ -245,6 +241,10 @@ static bool is_wide_in_pid_mode(const struct live_source *ls, const struct live_
         return ls->settings.pid > 0 && ev->spec.is_cpu_wide;
 }
 
+/* PERF_FORMAT_LOST summed over the events, those closed too. Reading an event's count is an
+   IPI to its CPU: the sum is read again only when it may have moved (is_exact: always): a ring
+   was found too full for a record since the last read (ring_note_fill), a PERF_RECORD_LOST
+   came, or events were added or closed; else the last read's sum is the count. */
 static uint64_t lost_total(struct live_source *ls, bool is_exact)
 {
         struct perf_conv_stats cs;
