@@ -14,3 +14,11 @@ build_id_rewrite() {
         printf "\\x${2:0:2}\\x${2:2:2}\\x${2:4:2}\\x${2:6:2}" |
                 dd of="$1" bs=1 seek=$((16#$off + 16)) conv=notrunc status=none
 }
+# own_copy SRC DEST: SRC copied to DEST with a build-id of this run's own (its first 4 bytes
+# from the shell's pid and $RANDOM), so that another copy of SRC running on the machine (another
+# suite's tests) is not one module with it; says so and fails where SRC has no build-id note
+own_copy() {
+        cp "$1" "$2" &&
+                build_id_rewrite "$2" "$(printf '%08x' $(((($$ & 0xffff) << 16) | (RANDOM & 0xffff))))" ||
+                { echo "$(basename "$0"): $1 has no .note.gnu.build-id" >&2; return 1; }
+}

@@ -33,10 +33,7 @@ fi
 run=$tmp/run
 ann=symfix_ann_$$
 mkdir -p "$run"
-cp "$SYM_FIXTURE" "$run/$ann"
-# its build-id's first 4 bytes this run's own
-build_id_rewrite "$run/$ann" "$(printf '%08x' $(((($$ & 0xffff) << 16) | (RANDOM & 0xffff))))" ||
-        { echo "annotate.sh: the symbol fixture has no .note.gnu.build-id" >&2; exit 1; }
+own_copy "$SYM_FIXTURE" "$run/$ann" || exit 1
 check "the fixture's copy: a build-id of its own ($(build_id "$run/$ann"))" \
         [ "$(build_id "$run/$ann")" != "$(build_id "$SYM_FIXTURE")" ]
 # (it spins until the recording is done, however long a loaded machine takes to start it)

@@ -52,9 +52,7 @@ mkdir -p "$run" "$tmp/moved"
 # for it (another suite's copy for this test, under the same name, named its rows after this
 # one's had moved; one with the fixture's build-id is one module with it)
 fxn=symfix_run_$$
-cp "$SYM_FIXTURE" "$run/$fxn"
-build_id_rewrite "$run/$fxn" "$(printf '%08x' $(((($$ & 0xffff) << 16) | (RANDOM & 0xffff))))" ||
-        { echo "symbols_replay.sh: the symbol fixture has no .note.gnu.build-id" >&2; exit 1; }
+own_copy "$SYM_FIXTURE" "$run/$fxn" || exit 1
 cp "$SYM_FIXLIB" "$run/libsymfix.so"
 # it spins until the recording is done (however long a loaded machine takes to start it), with
 # its library mapped before the session starts
