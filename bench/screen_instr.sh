@@ -11,6 +11,7 @@
 # decoding, the model), the samples' model work (hot functions and call tree), and the whole
 # process. Instructions, not time: what waits on memory is not in them (screen_threads.sh). No
 # ratio: top.sh compares with perf top. Run it for two builds on the same ETL.
+# CALLGRIND_KEEP=FILE keeps callgrind's profile (callgrind_annotate FILE: where they go).
 # Usage: [MODE=full] bench/screen_instr.sh [BUILD_DIR] [ETL | SECONDS]   (default ./build, 20 s;
 #        needs root for the recording, valgrind, tmux; builds with symbols name the functions: -g)
 set -u
@@ -68,6 +69,8 @@ for ((i = 0; i < 120; i++)); do
 done
 sleep 2
 [ -s "$out" ] || die "callgrind wrote nothing"
+# CALLGRIND_KEEP=FILE: the profile kept, for callgrind_annotate by function
+[ -z "${CALLGRIND_KEEP:-}" ] || cp "$out" "$CALLGRIND_KEEP" || die "cannot write $CALLGRIND_KEEP"
 # a sample's (MODE=samples: a sample and its stack are nearly every event) and an event's (MODE=full:
 # the switches and wake-ups with their stacks are most of them)
 callgrind_annotate --inclusive=yes "$out" 2>/dev/null | awk -v n="$n" -v ne="${ne:-0}" -v etl="$etl" '
