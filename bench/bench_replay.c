@@ -12,6 +12,7 @@
 
 #include "etl_parse.h"
 #include "le_bytes.h"
+#include "etw/etwtop_ext.h"
 #include "etw/evntrace.h"
 #include "etw/ntwmi.h"
 #include "kdecoder.h"
@@ -25,6 +26,11 @@ struct sink {
         uint64_t nr_events;
         uint64_t checksum;
         bool is_count_only; /* the reader alone: records counted, not decoded */
+        /* the compressed buffers, over every pass: decompressed ahead by the reader's workers,
+           or by the reading thread (etw_trace_get_stats) */
+        uint32_t nr_inflate_workers;
+        uint64_t nr_inflated_ahead;
+        uint64_t nr_inflated_here;
 };
 
 static void on_event(void *ctx, const struct kevent *ev)
@@ -76,6 +82,12 @@ static int replay_once(const char *path, struct sink *s)
                 return -1;
         }
         ULONG status = ProcessTrace(&h, 1, NULL, NULL);
+        struct etw_trace_stats st;
+        if (etw_trace_get_stats(h, &st) == ERROR_SUCCESS) {
+                s->nr_inflate_workers = st.nr_inflate_workers;
+                s->nr_inflated_ahead += st.nr_buffers_inflated_ahead;
+                s->nr_inflated_here += st.nr_buffers_inflated_here;
+        }
         CloseTrace(h);
         kdecoder_free(s->decoder);
         s->decoder = NULL;
@@ -203,5 +215,10 @@ int main(int argc, char **argv)
         /* The checksum goes to stderr so the result line stays one line, and nothing is dead. */
         fprintf(stderr, "decoded=%llu checksum=%016llx\n", (unsigned long long)s.nr_events,
                 (unsigned long long)s.checksum);
+        /* who decompressed the XPRESS buffers: the workers ahead, or the reading thread, which
+           takes a buffer no worker has started, and helps them while its next one is under way */
+        fprintf(stderr, "inflate_workers=%u inflated_ahead=%llu inflated_here=%llu\n",
+                s.nr_inflate_workers, (unsigned long long)s.nr_inflated_ahead,
+                (unsigned long long)s.nr_inflated_here);
         return 0;
 }

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # reader_threads.sh: the reader with its XPRESS buffers decompressed ahead on worker threads
 # against the reading thread alone (ETWTOP_READER_THREADS=N against 0), in alternated rounds;
-# prints the medians of wall and CPU time per pass, and each count's ratio to the thread alone.
+# prints the medians of wall and CPU time per pass, each count's ratio to the thread alone, and
+# the share of the compressed buffers that the reading thread still decompressed itself.
 #
 #   [WORKERS="0 1 ..."] bench/reader_threads.sh BUILD_DIR [ROUNDS] [PASSES]
 #
@@ -31,11 +32,14 @@ for ((r = 0; r < rounds; r++)); do
                         awk -F, -v t="$t" -v n="$passes" '
                                 $3 == "task-clock" { c = $1 }
                                 $3 == "duration_time" { w = $1 / 1e6 }
-                                END { print t, c / n, w / n }'
+                                /^inflate_workers=/ {
+                                        split($0, kv, /[ =]/); a = kv[4]; h = kv[6]
+                                }
+                                END { print t, c / n, w / n, (a + h > 0 ? h / (a + h) : 0) }'
         done
 done | sort -k1,1 -k3,3n | awk -v rounds="$rounds" -v passes="$passes" -v workers="$workers" \
         -v ncpu="$(nproc)" '
-        { cpu[$1, ++n[$1]] = $2; wall[$1, n[$1]] = $3 }
+        { cpu[$1, ++n[$1]] = $2; wall[$1, n[$1]] = $3; here[$1, n[$1]] = $4 }
         function median_of(a, t, k, i, j, v, m, x) {
                 m = n[t]
                 for (i = 1; i <= m; i++) x[i] = a[t, i]
@@ -57,6 +61,10 @@ done | sort -k1,1 -k3,3n | awk -v rounds="$rounds" -v passes="$passes" -v worker
                         printf "%-22s (ETWTOP_READER_THREADS=%-2s)  wall %7.2f   CPU %7.2f", what, t, w, c
                         if (t != 0 && w0 > 0)
                                 printf "   against alone: wall %.3f, CPU %.3f", w / w0, c / c0
+                        # the share of the XPRESS buffers the reading thread decompressed itself
+                        # (no worker had started it, or it helped them: etw_trace_get_stats)
+                        if (t != 0)
+                                printf "   by the reading thread %.0f%%", 100 * median_of(here, t)
                         printf "\n"
                 }
         }'

@@ -949,6 +949,9 @@ ULONG etw_trace_get_stats(PROCESSTRACE_HANDLE TraceHandle, struct etw_trace_stat
         stats->nr_records = st.nr_records;
         stats->nr_records_skipped = st.nr_records_skipped;
         stats->nr_events_lost = st.nr_events_lost;
+        stats->nr_inflate_workers = st.nr_inflate_workers;
+        stats->nr_buffers_inflated_ahead = st.nr_inflated_ahead;
+        stats->nr_buffers_inflated_here = st.nr_inflated_here;
         if (w->msg[0])
                 snprintf(stats->last_warning, sizeof(stats->last_warning),
                          "%.200s (byte offset %llu)", w->msg, (unsigned long long)w->offset);

@@ -34,6 +34,7 @@ struct job {
         enum job_state state;
         struct slot out; /* JOB_DONE: the result's bytes */
         struct etl_inflate_result res;
+        bool is_by_taker; /* under lock: decompressed by the taking thread, helping */
 };
 
 struct etl_inflate {
@@ -53,7 +54,14 @@ struct etl_inflate {
         uint32_t nr_pool;
         uint32_t pool_head; /* the oldest spare buffer's place in the ring */
         uint32_t pool_cap;
+        struct etl_inflate_stats stats; /* the taking thread's */
 };
+
+/* The taking thread's counts: one writer, read from any thread (etw_trace_get_stats). */
+static inline void count(uint32_t *c)
+{
+        __atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+}
 
 static inline void cpu_relax(void)
 {
@@ -218,6 +226,8 @@ int etl_inflate_take(struct etl_inflate *q, uint32_t job, uint8_t **buf, uint32_
                    its end: waited for a moment here. Then, rather than wait longer, the taker
                    decompresses the next job a worker would have taken (the workers are behind:
                    they share the work), or sleeps when there is none. */
+                if (__atomic_load_n(&j->state, __ATOMIC_ACQUIRE) == JOB_RUNNING)
+                        count(&q->stats.nr_waited);
                 for (int spin = 0;
                      spin < 256 && __atomic_load_n(&j->state, __ATOMIC_ACQUIRE) == JOB_RUNNING;
                      spin++)
@@ -225,10 +235,13 @@ int etl_inflate_take(struct etl_inflate *q, uint32_t job, uint8_t **buf, uint32_
                 pthread_mutex_lock(&q->lock);
                 while (j->state == JOB_RUNNING) {
                         struct job *k = claim_next(q);
+                        if (k)
+                                k->is_by_taker = true;
                         if (!k || !run_claimed(q, k))
                                 pthread_cond_wait(&q->done, &q->lock);
                 }
                 if (j->state == JOB_DONE) {
+                        count(j->is_by_taker ? &q->stats.nr_here : &q->stats.nr_ahead);
                         struct slot old = {*buf, *cap};
                         *buf = j->out.buf;
                         *cap = j->out.cap;
@@ -252,6 +265,7 @@ int etl_inflate_take(struct etl_inflate *q, uint32_t job, uint8_t **buf, uint32_
         } else {
                 j->state = JOB_TAKEN;
         }
+        count(&q->stats.nr_here);
         if (*cap < j->in.out_size) {
                 /* as in run_claimed: once, at the largest size */
                 free(*buf);
@@ -282,9 +296,20 @@ void etl_inflate_stop(struct etl_inflate *q)
                         free(j->out.buf);
                 j->out = (struct slot){NULL, 0};
                 j->state = JOB_PENDING;
+                j->is_by_taker = false;
         }
         q->nr_held = 0;
         q->cursor = 0;
+        __atomic_store_n(&q->stats.nr_ahead, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&q->stats.nr_here, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&q->stats.nr_waited, 0, __ATOMIC_RELAXED);
+}
+
+void etl_inflate_get_stats(const struct etl_inflate *q, struct etl_inflate_stats *st)
+{
+        st->nr_ahead = __atomic_load_n(&q->stats.nr_ahead, __ATOMIC_RELAXED);
+        st->nr_here = __atomic_load_n(&q->stats.nr_here, __ATOMIC_RELAXED);
+        st->nr_waited = __atomic_load_n(&q->stats.nr_waited, __ATOMIC_RELAXED);
 }
 
 void etl_inflate_free(struct etl_inflate *q)

@@ -50,6 +50,15 @@ bool etl_inflate_start(struct etl_inflate *q, uint32_t nr_workers);
 int etl_inflate_take(struct etl_inflate *q, uint32_t job, uint8_t **buf, uint32_t *cap,
                      struct etl_inflate_result *res);
 
+/* Who decompressed the jobs taken since etl_inflate_new or the last etl_inflate_stop. */
+struct etl_inflate_stats {
+        uint32_t nr_ahead;  /* by a worker, before it was taken */
+        uint32_t nr_here;   /* by the taking thread: none had started it, or it helped with it */
+        uint32_t nr_waited; /* takes that found their job under way (they waited, or helped) */
+};
+
+void etl_inflate_get_stats(const struct etl_inflate *q, struct etl_inflate_stats *st);
+
 /* Stops the workers and forgets their results: every job can be taken again (a rewind). */
 void etl_inflate_stop(struct etl_inflate *q);
 

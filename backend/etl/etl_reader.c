@@ -909,6 +909,13 @@ uint32_t etl_reader_nr_buffers_done(const struct etl_reader *r)
 void etl_reader_get_stats(const struct etl_reader *r, struct etl_reader_stats *st)
 {
         *st = r->stats;
+        if (r->inflate) {
+                struct etl_inflate_stats is;
+                etl_inflate_get_stats(r->inflate, &is);
+                st->nr_inflate_workers = r->nr_inflaters;
+                st->nr_inflated_ahead = is.nr_ahead;
+                st->nr_inflated_here = is.nr_here;
+        }
         /* the record last returned, whose bytes settle counts when it advances */
         if (r->is_advance_pending)
                 st->nr_bytes_read += r->streams[r->top_stream].head.size_bytes;

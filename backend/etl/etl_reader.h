@@ -83,6 +83,11 @@ struct etl_reader_stats {
                                         form */
         uint64_t nr_bytes_read;      /* decompressed bytes of records */
         uint64_t nr_events_lost;     /* buffers flagged EVENTS_LOST, plus the header's count */
+        /* the compressed buffers read since the last rewind: decompressed ahead by worker
+           threads (ETWTOP_READER_THREADS), or by the reading thread itself */
+        uint32_t nr_inflate_workers;
+        uint32_t nr_inflated_ahead;
+        uint32_t nr_inflated_here;
 };
 
 struct etl_reader;

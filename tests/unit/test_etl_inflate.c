@@ -129,14 +129,26 @@ static void any_order_across_stops(uint32_t nr_workers)
                         else
                                 assert_int_equal(res.rc, 0);
                 }
+                /* each take counted once: by a worker ahead, or by the taker */
+                struct etl_inflate_stats st;
+                etl_inflate_get_stats(q, &st);
+                assert_int_equal(st.nr_ahead + st.nr_here, nr_taken);
+                assert_true(st.nr_waited <= nr_taken);
                 etl_inflate_stop(q);
+                etl_inflate_get_stats(q, &st);
+                assert_int_equal(st.nr_ahead + st.nr_here + st.nr_waited, 0);
         }
         /* without a worker: taken in place */
-        for (uint32_t job = 0; job < n; job += 37) {
+        uint32_t nr_in_place = 0;
+        for (uint32_t job = 0; job < n; job += 37, nr_in_place++) {
                 struct etl_inflate_result res;
                 assert_int_equal(etl_inflate_take(q, job, &buf, &cap, &res), 0);
                 expect_same(&jobs[job], buf, &res);
         }
+        struct etl_inflate_stats st;
+        etl_inflate_get_stats(q, &st);
+        assert_int_equal(st.nr_here, nr_in_place);
+        assert_int_equal(st.nr_ahead + st.nr_waited, 0);
         etl_inflate_free(q);
         free(buf);
         free(bad);
@@ -257,6 +269,16 @@ static void test_reader_same_with_worker(void **state)
         assert_int_equal(without.nr_records, 179474);
         expect_same_digest(&without, &with);
         expect_same_digest(&rewound_without, &rewound);
+        /* who decompressed each compressed buffer of the read after the rewind: the reading
+           thread alone without a worker; with one, it and the worker between them, each once */
+        assert_int_equal(without.st.nr_inflate_workers, 0);
+        assert_int_equal(without.st.nr_inflated_ahead, 0);
+        assert_true(without.st.nr_inflated_here > 300);
+        assert_int_equal(with.st.nr_inflate_workers, 1);
+        assert_int_equal(with.st.nr_inflated_ahead + with.st.nr_inflated_here,
+                         without.st.nr_inflated_here);
+        assert_int_equal(rewound.st.nr_inflated_ahead + rewound.st.nr_inflated_here,
+                         without.st.nr_inflated_here);
         /* several workers (more than this machine's processors, maybe), and a setting that is
            not a number (one worker) */
         read_digest(b.data, b.size, "4", 0, &with);

@@ -130,6 +130,12 @@ struct etw_trace_stats {
                                        no event form */
         ULONG64 nr_events_lost;     /* the header's EventsLost plus buffers flagged EVENTS_LOST */
         char last_warning[256];     /* the last problem met, with its byte offset; "" if none */
+        /* XPRESS-compressed buffers read since ProcessTrace began: decompressed ahead by
+           nr_inflate_workers threads (ETWTOP_READER_THREADS; 0: none), or by the thread that
+           called ProcessTrace, where no worker had started it or it helped them */
+        ULONG nr_inflate_workers;
+        ULONG nr_buffers_inflated_ahead;
+        ULONG nr_buffers_inflated_here;
 };
 
 /* Fills *stats for a file handle from OpenTraceA. Returns ERROR_SUCCESS, ERROR_INVALID_HANDLE,
