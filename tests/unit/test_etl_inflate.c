@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* test_etl_inflate.c: compressed buffers decompressed ahead on worker threads: every job's
  * result the same as decompressing it in place, in any order of taking, across stops, with one
- * worker or several; and the reader's records, counts and warnings the same with the workers and
- * without them. */
+ * worker or several; the workers free to run on every processor the process may once started
+ * (away from the taker's); and the reader's records, counts and warnings the same with the
+ * workers and without them. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdbool.h>
@@ -10,9 +11,12 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dirent.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "etl_inflate.h"
 #include "etl_parse.h"
@@ -196,6 +200,66 @@ static void test_stop_and_free_while_running(void **state)
         free(b.data);
 }
 
+/* The workers (threads named etwtop-inflate) of this process found, and how many of them may
+   run on exactly the processors in want. */
+static void inflate_threads(const cpu_set_t *want, int *nr_found, int *nr_everywhere)
+{
+        *nr_found = *nr_everywhere = 0;
+        DIR *d = opendir("/proc/self/task");
+        assert_non_null(d);
+        struct dirent *e;
+        while ((e = readdir(d))) {
+                char path[300], comm[32] = "";
+                snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+                FILE *f = fopen(path, "r");
+                if (!f)
+                        continue;
+                if (!fgets(comm, sizeof(comm), f))
+                        comm[0] = 0;
+                fclose(f);
+                if (strcmp(comm, "etwtop-inflate\n") != 0)
+                        continue;
+                (*nr_found)++;
+                cpu_set_t got;
+                if (sched_getaffinity(atoi(e->d_name), sizeof(got), &got) == 0 &&
+                    CPU_EQUAL(&got, want))
+                        (*nr_everywhere)++;
+        }
+        closedir(d);
+}
+
+/* Workers start away from the taker's processor where there is another (etl_inflate_start),
+   then may run on every one the process may: waited for (a worker names itself, then widens),
+   for 30 s at most. */
+static void test_workers_run_everywhere(void **state)
+{
+        (void)state;
+        cpu_set_t allowed;
+        assert_int_equal(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+        struct blob b;
+        struct etl_inflate_job jobs[400];
+        uint32_t n = net_jobs(&b, jobs);
+        struct etl_inflate *q = etl_inflate_new(jobs, n, 3); /* the window full, they wait */
+        assert_non_null(q);
+        assert_true(etl_inflate_start(q, 3));
+        int found = 0, everywhere = 0;
+        for (int i = 0; i < 30000 && everywhere < 3; i++) {
+                inflate_threads(&allowed, &found, &everywhere);
+                if (everywhere < 3)
+                        nanosleep(&(struct timespec){0, 1000000}, NULL);
+        }
+        fprintf(stderr, "%d workers found, %d of them on the process's %d processors\n", found,
+                everywhere, CPU_COUNT(&allowed));
+        assert_int_equal(found, 3);
+        assert_int_equal(everywhere, 3);
+        /* the taker's own processors are as they were */
+        cpu_set_t now;
+        assert_int_equal(sched_getaffinity(0, sizeof(now), &now), 0);
+        assert_true(CPU_EQUAL(&now, &allowed));
+        etl_inflate_free(q);
+        free(b.data);
+}
+
 /* What a read of the whole file gives: each record's fields and bytes folded into one value,
    the counts, the last warning. */
 struct digest {
@@ -340,6 +404,7 @@ int main(void)
                 cmocka_unit_test(test_any_order_across_stops),
                 cmocka_unit_test(test_any_order_several_workers),
                 cmocka_unit_test(test_stop_and_free_while_running),
+                cmocka_unit_test(test_workers_run_everywhere),
                 cmocka_unit_test(test_reader_same_with_worker),
                 cmocka_unit_test(test_reader_damage_with_worker),
         };
