@@ -140,6 +140,7 @@ static bool run_claimed(struct etl_inflate *q, struct job *j)
         if (!s.buf) {
                 /* taken in place when its turn comes (the cursor has passed it) */
                 __atomic_store_n(&j->state, JOB_PENDING, __ATOMIC_RELAXED);
+                j->is_by_taker = false;
                 q->nr_held--;
                 pthread_cond_broadcast(&q->done);
                 return false;
