@@ -233,9 +233,15 @@ bool etl_inflate_start(struct etl_inflate *q, uint32_t nr_workers)
                 pa = &attr;
                 q->is_placed = pthread_attr_setaffinity_np(&attr, sizeof(away), &away) == 0;
         }
-        while (q->nr_threads < nr_workers &&
-               pthread_create(&q->threads[q->nr_threads], q->is_placed ? pa : NULL, worker, q) == 0)
+        /* a placement the system refuses (a processor gone since) leaves the worker to the
+           scheduler, as before */
+        while (q->nr_threads < nr_workers) {
+                pthread_t *t = &q->threads[q->nr_threads];
+                if ((!q->is_placed || pthread_create(t, pa, worker, q) != 0) &&
+                    pthread_create(t, NULL, worker, q) != 0)
+                        break;
                 q->nr_threads++;
+        }
         if (pa)
                 pthread_attr_destroy(pa);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
