@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,8 +48,6 @@ struct etl_inflate {
         pthread_t threads[ETL_INFLATE_MAX_WORKERS];
         uint32_t nr_threads; /* workers started and not joined (the taker's thread alone) */
         bool is_stopping;    /* under lock */
-        bool is_placed;      /* the workers start away from the taker (etl_inflate_start) */
-        cpu_set_t allowed;   /* is_placed: the processors the process may run on, given back */
         uint32_t cursor;     /* under lock: the first job no worker has looked at */
         uint32_t nr_held;    /* under lock: results running or done, not taken */
         struct slot *pool;   /* under lock: spare buffers */
@@ -156,8 +153,6 @@ static void *worker(void *arg)
 {
         struct etl_inflate *q = arg;
         thread_name_self("etwtop-inflate");
-        if (q->is_placed) /* running away from the taker now: every processor again */
-                sched_setaffinity(0, sizeof(q->allowed), &q->allowed);
         pthread_mutex_lock(&q->lock);
         while (!q->is_stopping) {
                 struct job *j = claim_next(q);
@@ -216,34 +211,11 @@ bool etl_inflate_start(struct etl_inflate *q, uint32_t nr_workers)
         sigset_t all, old;
         sigfillset(&all);
         pthread_sigmask(SIG_SETMASK, &all, &old);
-        /* A new thread first runs where the scheduler puts it, often on its creator's busy
-           processor until an idle one pulls it: 0.4 to 2.5 ms on this VM (perf sched), while
-           the taker decompressed the first buffers itself. Where the process may run on more
-           than one, a worker starts on another than the taker's, and widens again at once. */
-        pthread_attr_t attr;
-        pthread_attr_t *pa = NULL;
-        int cpu = sched_getcpu();
-        q->is_placed = false;
-        if (cpu >= 0 && cpu < CPU_SETSIZE &&
-            sched_getaffinity(0, sizeof(q->allowed), &q->allowed) == 0 &&
-            CPU_ISSET(cpu, &q->allowed) && CPU_COUNT(&q->allowed) > 1 &&
-            pthread_attr_init(&attr) == 0) {
-                cpu_set_t away = q->allowed;
-                CPU_CLR(cpu, &away);
-                pa = &attr;
-                q->is_placed = pthread_attr_setaffinity_np(&attr, sizeof(away), &away) == 0;
-        }
-        /* a placement the system refuses (a processor gone since) leaves the worker to the
-           scheduler, as before */
-        while (q->nr_threads < nr_workers) {
-                pthread_t *t = &q->threads[q->nr_threads];
-                if ((!q->is_placed || pthread_create(t, pa, worker, q) != 0) &&
-                    pthread_create(t, NULL, worker, q) != 0)
-                        break;
+        /* each started away from the taker's processor, which would otherwise often decompress
+           the first buffers itself while a worker waited behind it */
+        while (q->nr_threads < nr_workers &&
+               thread_create_away(&q->threads[q->nr_threads], worker, q) == 0)
                 q->nr_threads++;
-        }
-        if (pa)
-                pthread_attr_destroy(pa);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         return q->nr_threads > 0;
 }
