@@ -128,14 +128,45 @@ static bool inflate_section(struct libdeflate_decompressor *d, Elf_Scn *scn, GEl
         return true;
 }
 
+/* The DWARF string sections (DW_FORM_strp's and DW_FORM_line_strp's) of elf, each ending with
+   a NUL or left out (SHT_NOBITS, which libdw skips: the attributes that point into it are then
+   refused): libdw (0.188) reads a line table's file and directory names with strlen where they
+   lie, so the last string of a section that does not end with a NUL is read past the section's
+   end (a fuzzed library: its .debug_line_str of 8 bytes and no NUL). A section still compressed
+   (not inflated above) is inflated by libelf first, as libdw's open would. Any ELF class. */
+static void end_strings(Elf *elf, size_t shstrndx)
+{
+        for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+                GElf_Shdr sh;
+                const char *name;
+                if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+                    (sh.sh_flags & SHF_GROUP) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+                    (strcmp(name, ".debug_str") != 0 && strcmp(name, ".debug_line_str") != 0))
+                        continue;
+                if ((sh.sh_flags & SHF_COMPRESSED) &&
+                    (elf_compress(scn, 0, 0) < 0 || !gelf_getshdr(scn, &sh)))
+                        continue; /* refused by libdw's open the same way */
+                Elf_Data *data = elf_getdata(scn, NULL);
+                if (!data || !data->d_buf || !data->d_size ||
+                    ((const char *)data->d_buf)[data->d_size - 1] == '\0')
+                        continue;
+                GElf_Shdr now = sh;
+                now.sh_type = SHT_NOBITS;
+                gelf_update_shdr(scn, &now);
+        }
+}
+
 void elf_inflate_debug(Elf *elf, struct elf_inflated *keep)
 {
         GElf_Ehdr eh;
         size_t shstrndx;
-        if (!elf || !gelf_getehdr(elf, &eh) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-            eh.e_ident[EI_DATA] != ELFDATA2LSB || (eh.e_type != ET_DYN && eh.e_type != ET_EXEC) ||
-            elf_getshdrstrndx(elf, &shstrndx) != 0)
+        if (!elf || !gelf_getehdr(elf, &eh) || elf_getshdrstrndx(elf, &shstrndx) != 0)
                 return;
+        if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+            (eh.e_type != ET_DYN && eh.e_type != ET_EXEC)) {
+                end_strings(elf, shstrndx);
+                return;
+        }
         struct libdeflate_decompressor *d = NULL;
         for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
                 GElf_Shdr sh;
@@ -159,6 +190,7 @@ void elf_inflate_debug(Elf *elf, struct elf_inflated *keep)
         }
         if (d)
                 deflate.free(d);
+        end_strings(elf, shstrndx);
 }
 
 void elf_inflated_free(struct elf_inflated *keep)

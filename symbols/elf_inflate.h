@@ -26,8 +26,10 @@ struct elf_inflated {
    A section whose stream does not inflate to its header's size exactly is left as it is, for
    libdw to judge. A section of DWARF_CACHE_MIN_BYTES or more inflated is kept in the cache of
    dwarf_cache.h, and taken from it (mapped) when a run inflated it before, libdeflate or not. Only
-   64-bit little-endian shared objects and executables are touched. Call before libdw opens the
-   file's DWARF; the buffers go to keep. Not thread-safe per file. */
+   64-bit little-endian shared objects and executables are inflated; in every file a string
+   section (.debug_str, .debug_line_str) that does not end with a NUL is left out too (libdw
+   reads its last string past its end). Call before libdw opens the file's DWARF; the buffers go
+   to keep. Not thread-safe per file. */
 void elf_inflate_debug(Elf *elf, struct elf_inflated *keep);
 void elf_inflated_free(struct elf_inflated *keep);
 

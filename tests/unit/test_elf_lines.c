@@ -365,6 +365,95 @@ static void test_inflated_sections(void **state)
         rmdir(dir);
 }
 
+/* A DWARF string section whose bytes do not end with a NUL (a fuzzed library's .debug_line_str):
+   libdw reads a line table's names with strlen, past the section's end, so elf_inflate_debug
+   leaves such a section out (SHT_NOBITS), an intact one in; a module of the damaged file answers
+   every lookup without reading outside its sections (ASan's build checks that). The fixture's
+   .debug_line_str where it has one (DWARF 5), else its .debug_str; compressed too (objcopy's zlib
+   sections, inflated first). */
+static void test_unended_strings(void **state)
+{
+        (void)state;
+        const char *plain = env("SYM_FIXLIB");
+        char dir[] = "/tmp/test_elf_lines.XXXXXX", bad[PATH_MAX], badz[PATH_MAX], cmd[3 * PATH_MAX];
+        assert_non_null(mkdtemp(dir));
+        snprintf(bad, sizeof(bad), "%s/libsymfix.so", dir);
+        snprintf(badz, sizeof(badz), "%s/libsymfix.z.so", dir);
+        int fd = open(plain, O_RDONLY);
+        assert_true(fd >= 0);
+        Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+        assert_non_null(e);
+        GElf_Shdr sh;
+        const char *damaged = ".debug_line_str", *other = ".debug_str";
+        if (!section(e, damaged, &sh)) {
+                damaged = ".debug_str";
+                other = ".debug_line_str";
+        }
+        assert_non_null(section(e, damaged, &sh));
+        assert_int_equal(sh.sh_type, SHT_PROGBITS);
+        assert_true(sh.sh_size > 0);
+        uint64_t last = sh.sh_offset + sh.sh_size - 1;
+        bool has_other = section(e, other, &sh) != NULL;
+        /* the intact file: nothing left out */
+        struct elf_inflated keep = {0};
+        elf_inflate_debug(e, &keep);
+        assert_int_equal(section(e, damaged, &sh) ? sh.sh_type : 0, SHT_PROGBITS);
+        elf_end(e);
+        elf_inflated_free(&keep);
+        close(fd);
+        /* the copy: the section's last byte (a NUL) made 'x' */
+        snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", plain, bad);
+        assert_int_equal(system(cmd), 0);
+        fd = open(bad, O_RDWR);
+        assert_true(fd >= 0);
+        char c = 1;
+        assert_int_equal(pread(fd, &c, 1, (off_t)last), 1);
+        assert_int_equal(c, 0);
+        assert_int_equal(pwrite(fd, "x", 1, (off_t)last), 1);
+        close(fd);
+        snprintf(cmd, sizeof(cmd), "objcopy --compress-debug-sections=zlib '%s' '%s' 2>/dev/null",
+                 bad, badz);
+        bool has_z = system(cmd) == 0;
+        const char *paths[] = {bad, badz};
+        for (size_t i = 0; i < (has_z ? 2u : 1u); i++) {
+                fd = open(paths[i], O_RDONLY);
+                assert_true(fd >= 0);
+                e = elf_begin(fd, ELF_C_READ_MMAP_PRIVATE, NULL);
+                assert_non_null(e);
+                memset(&keep, 0, sizeof(keep));
+                elf_inflate_debug(e, &keep);
+                assert_int_equal(section(e, damaged, &sh) ? sh.sh_type : 0, SHT_NOBITS);
+                if (has_other)
+                        assert_int_equal(section(e, other, &sh) ? sh.sh_type : 0, SHT_PROGBITS);
+                elf_end(e);
+                elf_inflated_free(&keep);
+                close(fd);
+                /* through the module: every address asked, lines and inline chains */
+                struct elf_load_request rq = {.path = paths[i], .fd = -1};
+                struct elf_module *m = NULL;
+                char note[512];
+                assert_int_equal(elf_module_load(&rq, &m, note, sizeof(note)), 0);
+                for (uint64_t v = 0; v < 0x4000; v++) {
+                        const char *f = NULL;
+                        uint32_t line = 0;
+                        if (elf_module_line(m, v, &f, &line))
+                                assert_true(strlen(f) < 4096);
+                        struct elf_srcframe fr[8];
+                        uint32_t n = elf_module_srcline(m, v, fr, 8);
+                        for (uint32_t k = 0; k < n; k++) {
+                                assert_true(!fr[k].file || strlen(fr[k].file) < 4096);
+                                assert_true(!fr[k].function || strlen(fr[k].function) < 4096);
+                        }
+                }
+                elf_module_free(m);
+                unlink(paths[i]);
+        }
+        if (!has_z)
+                printf("test_elf_lines: objcopy --compress-debug-sections failed; the compressed "
+                       "form not checked\n");
+        rmdir(dir);
+}
+
 /* A compressed section's header is not believed where it claims more than its stream can
    inflate to (a fuzzed file's .debug_info claimed 4 GiB from 9 KB): the size is refused before
    any of it is asked of malloc, and the section is left for libdw, which refuses it too. */
@@ -391,6 +480,7 @@ int main(void)
                 cmocka_unit_test(test_units_as_libdwfl),
                 cmocka_unit_test(test_inflated_sections),
                 cmocka_unit_test(test_inflate_size_bound),
+                cmocka_unit_test(test_unended_strings),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
