@@ -133,19 +133,26 @@ static bool inflate_section(struct libdeflate_decompressor *d, Elf_Scn *scn, GEl
    refused): libdw (0.188) reads a line table's file and directory names with strlen where they
    lie, so the last string of a section that does not end with a NUL is read past the section's
    end (a fuzzed library: its .debug_line_str of 8 bytes and no NUL). A section still compressed
-   (not inflated above) is inflated by libelf first, as libdw's open would. Any ELF class. */
+   (not inflated above; SHF_COMPRESSED, or GNU's .zdebug_ form) is inflated by libelf first, as
+   libdw's open would. Any ELF class. */
 static void end_strings(Elf *elf, size_t shstrndx)
 {
         for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
                 GElf_Shdr sh;
                 const char *name;
                 if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
-                    (sh.sh_flags & SHF_GROUP) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
-                    (strcmp(name, ".debug_str") != 0 && strcmp(name, ".debug_line_str") != 0))
+                    (sh.sh_flags & SHF_GROUP) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+                        continue;
+                bool is_gnu = name[0] == '.' && name[1] == 'z';
+                const char *base = is_gnu ? name + 2 : name + 1; /* "debug_str" */
+                if (strcmp(base, "debug_str") != 0 && strcmp(base, "debug_line_str") != 0)
                         continue;
                 if ((sh.sh_flags & SHF_COMPRESSED) &&
                     (elf_compress(scn, 0, 0) < 0 || !gelf_getshdr(scn, &sh)))
                         continue; /* refused by libdw's open the same way */
+                if (is_gnu && !(sh.sh_flags & SHF_COMPRESSED) &&
+                    (elf_compress_gnu(scn, 0, 0) < 0 || !gelf_getshdr(scn, &sh)))
+                        continue;
                 Elf_Data *data = elf_getdata(scn, NULL);
                 if (!data || !data->d_buf || !data->d_size ||
                     ((const char *)data->d_buf)[data->d_size - 1] == '\0')

@@ -365,20 +365,76 @@ static void test_inflated_sections(void **state)
         rmdir(dir);
 }
 
+/* GNU's older form of compressed DWARF (.zdebug_* sections, objcopy's zlib-gnu), which libdw
+   inflates itself at its open: the module answers as the plain file does, lines and inline
+   chains (the sections elf_inflate_debug reads before libdw are left for libdw to inflate). */
+static void test_gnu_compressed(void **state)
+{
+        (void)state;
+        const char *plain = env("SYM_FIXLIB");
+        char dir[] = "/tmp/test_elf_lines.XXXXXX", gnu[PATH_MAX], cmd[3 * PATH_MAX];
+        assert_non_null(mkdtemp(dir));
+        snprintf(gnu, sizeof(gnu), "%s/libsymfix.so", dir);
+        snprintf(cmd, sizeof(cmd),
+                 "objcopy --compress-debug-sections=zlib-gnu '%s' '%s' 2>/dev/null", plain, gnu);
+        if (system(cmd) != 0) {
+                printf("test_elf_lines: objcopy --compress-debug-sections=zlib-gnu failed; "
+                       "skipped\n");
+                rmdir(dir);
+                skip();
+        }
+        struct elf_load_request rp = {.path = plain, .fd = -1}, rg = {.path = gnu, .fd = -1};
+        struct elf_module *mp = NULL, *mg = NULL;
+        char note[512];
+        assert_int_equal(elf_module_load(&rp, &mp, note, sizeof(note)), 0);
+        assert_int_equal(elf_module_load(&rg, &mg, note, sizeof(note)), 0);
+        uint32_t nr_found = 0, nr_frames = 0;
+        for (uint64_t v = 0; v < 0x4000; v++) {
+                const char *fp = NULL, *fg = NULL;
+                uint32_t lp = 0, lg = 0;
+                bool hp = elf_module_line(mp, v, &fp, &lp), hg = elf_module_line(mg, v, &fg, &lg);
+                assert_int_equal(hp, hg);
+                if (hp) {
+                        nr_found++;
+                        assert_string_equal(fp, fg);
+                        assert_int_equal(lp, lg);
+                }
+                struct elf_srcframe frp[8], frg[8];
+                uint32_t np = elf_module_srcline(mp, v, frp, 8),
+                         ng = elf_module_srcline(mg, v, frg, 8);
+                assert_int_equal(np, ng);
+                for (uint32_t i = 0; i < np; i++, nr_frames++) {
+                        assert_string_equal(frp[i].function ? frp[i].function : "-",
+                                            frg[i].function ? frg[i].function : "-");
+                        assert_string_equal(frp[i].file ? frp[i].file : "-",
+                                            frg[i].file ? frg[i].file : "-");
+                        assert_int_equal(frp[i].line, frg[i].line);
+                }
+        }
+        assert_true(nr_found > 10);
+        assert_true(nr_frames > 10);
+        elf_module_free(mp);
+        elf_module_free(mg);
+        unlink(gnu);
+        rmdir(dir);
+}
+
 /* A DWARF string section whose bytes do not end with a NUL (a fuzzed library's .debug_line_str):
    libdw reads a line table's names with strlen, past the section's end, so elf_inflate_debug
    leaves such a section out (SHT_NOBITS), an intact one in; a module of the damaged file answers
    every lookup without reading outside its sections (ASan's build checks that). The fixture's
    .debug_line_str where it has one (DWARF 5), else its .debug_str; compressed too (objcopy's zlib
-   sections, inflated first). */
+   and zlib-gnu sections, inflated first). */
 static void test_unended_strings(void **state)
 {
         (void)state;
         const char *plain = env("SYM_FIXLIB");
-        char dir[] = "/tmp/test_elf_lines.XXXXXX", bad[PATH_MAX], badz[PATH_MAX], cmd[3 * PATH_MAX];
+        char dir[] = "/tmp/test_elf_lines.XXXXXX", bad[PATH_MAX], badz[PATH_MAX], badg[PATH_MAX],
+             cmd[3 * PATH_MAX];
         assert_non_null(mkdtemp(dir));
         snprintf(bad, sizeof(bad), "%s/libsymfix.so", dir);
         snprintf(badz, sizeof(badz), "%s/libsymfix.z.so", dir);
+        snprintf(badg, sizeof(badg), "%s/libsymfix.g.so", dir);
         int fd = open(plain, O_RDONLY);
         assert_true(fd >= 0);
         Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -411,20 +467,35 @@ static void test_unended_strings(void **state)
         assert_int_equal(c, 0);
         assert_int_equal(pwrite(fd, "x", 1, (off_t)last), 1);
         close(fd);
-        snprintf(cmd, sizeof(cmd), "objcopy --compress-debug-sections=zlib '%s' '%s' 2>/dev/null",
-                 bad, badz);
-        bool has_z = system(cmd) == 0;
-        const char *paths[] = {bad, badz};
-        for (size_t i = 0; i < (has_z ? 2u : 1u); i++) {
+        /* compressed: SHF_COMPRESSED sections (zlib), and GNU's .zdebug_ ones (zlib-gnu) */
+        const char *paths[3] = {bad, NULL, NULL}, *forms[3] = {NULL, "zlib", "zlib-gnu"},
+                   *outs[3] = {NULL, badz, badg};
+        for (size_t i = 1; i < 3; i++) {
+                snprintf(cmd, sizeof(cmd),
+                         "objcopy --compress-debug-sections=%s '%s' '%s' 2>/dev/null", forms[i],
+                         bad, outs[i]);
+                if (system(cmd) == 0)
+                        paths[i] = outs[i];
+                else
+                        printf("test_elf_lines: objcopy --compress-debug-sections=%s failed; that "
+                               "form not checked\n",
+                               forms[i]);
+        }
+        for (size_t i = 0; i < 3; i++) {
+                if (!paths[i])
+                        continue;
+                char dname[64], oname[64];
+                snprintf(dname, sizeof(dname), "%s%s", i == 2 ? ".z" : ".", damaged + 1);
+                snprintf(oname, sizeof(oname), "%s%s", i == 2 ? ".z" : ".", other + 1);
                 fd = open(paths[i], O_RDONLY);
                 assert_true(fd >= 0);
                 e = elf_begin(fd, ELF_C_READ_MMAP_PRIVATE, NULL);
                 assert_non_null(e);
                 memset(&keep, 0, sizeof(keep));
                 elf_inflate_debug(e, &keep);
-                assert_int_equal(section(e, damaged, &sh) ? sh.sh_type : 0, SHT_NOBITS);
+                assert_int_equal(section(e, dname, &sh) ? sh.sh_type : 0, SHT_NOBITS);
                 if (has_other)
-                        assert_int_equal(section(e, other, &sh) ? sh.sh_type : 0, SHT_PROGBITS);
+                        assert_int_equal(section(e, oname, &sh) ? sh.sh_type : 0, SHT_PROGBITS);
                 elf_end(e);
                 elf_inflated_free(&keep);
                 close(fd);
@@ -448,9 +519,6 @@ static void test_unended_strings(void **state)
                 elf_module_free(m);
                 unlink(paths[i]);
         }
-        if (!has_z)
-                printf("test_elf_lines: objcopy --compress-debug-sections failed; the compressed "
-                       "form not checked\n");
         rmdir(dir);
 }
 
@@ -481,6 +549,7 @@ int main(void)
                 cmocka_unit_test(test_inflated_sections),
                 cmocka_unit_test(test_inflate_size_bound),
                 cmocka_unit_test(test_unended_strings),
+                cmocka_unit_test(test_gnu_compressed),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
