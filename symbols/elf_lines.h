@@ -11,8 +11,9 @@
 
 struct elf_lines;
 
-/* The named section's data as libdw left it (inflated when it opened the file); NULL where there
-   is none, or one still compressed or without bytes in the file. */
+/* The named section's data as libdw left it (inflated when it opened the file): the first of the
+   name that libdw's open takes (bytes in the file, no section group's); NULL where there is none,
+   or it is still compressed. */
 Elf_Data *elf_debug_section(Elf *elf, size_t shstrndx, const char *name);
 
 struct elf_lines *elf_lines_new(void);
