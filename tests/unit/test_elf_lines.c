@@ -28,6 +28,7 @@
 #include "elf_lines.h"
 #include "elf_module.h"
 #include "elf_units.h"
+#include "module_load.h"
 
 static const char *env(const char *name)
 {
@@ -293,16 +294,6 @@ static bool compressed_copy(const char *in, const char *form, const char *out)
                 return true;
         printf("test_elf_lines: objcopy --compress-debug-sections=%s failed\n", form);
         return false;
-}
-
-/* The module of the file at path, loaded. */
-static struct elf_module *load_module(const char *path)
-{
-        struct elf_load_request rq = {.path = path, .fd = -1};
-        struct elf_module *m = NULL;
-        char note[512];
-        assert_int_equal(elf_module_load(&rq, &m, note, sizeof(note)), 0);
-        return m;
 }
 
 /* The modules of files a and b answer alike at every address of the fixture library's range:

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "elf_module.h"
+#include "module_load.h"
 #include "symbols/sym_table.h"
 #include "symtab_cache.h"
 
@@ -65,15 +66,6 @@ static int kept(char *out, size_t size)
         }
         closedir(d);
         return n;
-}
-
-static struct elf_module *load(const char *path)
-{
-        struct elf_load_request rq = {.path = path, .fd = -1};
-        struct elf_module *m = NULL;
-        char note[512];
-        assert_int_equal(elf_module_load(&rq, &m, note, sizeof(note)), 0);
-        return m;
 }
 
 static void assert_same_tables(const struct sym_table *a, const struct sym_table *b)
@@ -151,12 +143,12 @@ static void test_kept_and_mapped(void **state)
         /* keyed with this program's build-id too */
         uint8_t id[20];
         assert_true(symtab_cache_program_id(id) > 0);
-        struct elf_module *a = load(LIBC);
+        struct elf_module *a = load_module(LIBC);
         char path[600];
         assert_int_equal(kept(path, sizeof(path)), 1);
-        struct elf_module *b = load(LIBC);
+        struct elf_module *b = load_module(LIBC);
         elf_module_symbols_through_libdwfl = true;
-        struct elf_module *c = load(LIBC);
+        struct elf_module *c = load_module(LIBC);
         elf_module_symbols_through_libdwfl = false;
         assert_true(sym_table_count(elf_module_table(a)) >= SYMTAB_CACHE_MIN_SYMBOLS);
         assert_same_tables(elf_module_table(a), elf_module_table(b));
@@ -173,7 +165,7 @@ static void test_kept_and_mapped(void **state)
         char *was = strdup(name);
         name[0] = name[0] == 'Q' ? 'R' : 'Q';
         kept_write(path, &k, k.len);
-        struct elf_module *d = load(LIBC);
+        struct elf_module *d = load_module(LIBC);
         const struct sym_entry *e = sym_table_at(elf_module_table(d), i);
         assert_string_equal(sym_table_name(elf_module_table(d), e), name);
         assert_string_not_equal(sym_table_name(elf_module_table(d), e), was);
@@ -194,7 +186,7 @@ static void test_damaged_refused(void **state)
         (void)state;
         if (!has_libc())
                 return;
-        struct elf_module *a = load(LIBC);
+        struct elf_module *a = load_module(LIBC);
         const struct sym_table *ta = elf_module_table(a);
         char path[600];
         assert_int_equal(kept(path, sizeof(path)), 1);
@@ -215,7 +207,7 @@ static void test_damaged_refused(void **state)
                 }
                 kept_write(path, &k, len);
                 free(k.p);
-                struct elf_module *b = load(LIBC);
+                struct elf_module *b = load_module(LIBC);
                 const struct sym_table *tb = elf_module_table(b);
                 if (d == SHORT || d == POOL_NOT_ENDED) {
                         /* refused: the table built again, the same as the first, and kept anew */
@@ -245,7 +237,7 @@ static void test_damaged_refused(void **state)
                 elf_module_free(b);
                 /* the next damage starts from a whole table, as built */
                 unlink(path);
-                elf_module_free(load(LIBC));
+                elf_module_free(load_module(LIBC));
                 assert_int_equal(kept(path, sizeof(path)), 1);
         }
         elf_module_free(a);
@@ -258,7 +250,7 @@ static void test_not_kept(void **state)
         if (!fixture || !*fixture)
                 fail_msg("SYM_FIXTURE is not set (run through ctest)");
         /* a small table: built each time */
-        struct elf_module *m = load(fixture);
+        struct elf_module *m = load_module(fixture);
         assert_true(sym_table_count(elf_module_table(m)) < SYMTAB_CACHE_MIN_SYMBOLS);
         elf_module_free(m);
         assert_int_equal(kept(NULL, 0), 0);
@@ -266,13 +258,13 @@ static void test_not_kept(void **state)
                 return;
         /* read through libdwfl: not kept, nor looked for */
         elf_module_symbols_through_libdwfl = true;
-        m = load(LIBC);
+        m = load_module(LIBC);
         elf_module_free(m);
         assert_int_equal(kept(NULL, 0), 0);
         elf_module_symbols_through_libdwfl = false;
         /* no cache directory: built, nothing written */
         setenv("ETWTOP_DWARF_CACHE", "off", 1);
-        m = load(LIBC);
+        m = load_module(LIBC);
         assert_true(sym_table_count(elf_module_table(m)) >= SYMTAB_CACHE_MIN_SYMBOLS);
         elf_module_free(m);
         assert_int_equal(kept(NULL, 0), 0);
