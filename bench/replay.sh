@@ -5,7 +5,7 @@
 # Usage: bench/replay.sh [BUILD_DIR]   (default ./build; builds nothing: build bench_replay and
 # etwtop first, e.g. cmake -S . -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build)
 #
-# Measures, mean of $runs wall-clock runs each:
+# Measures, the median of $runs wall-clock runs each (their mean beside it):
 #   (a) bench_replay on the largest sample (.etl reader + decoder, no output), and the same with
 #       ETWTOP_READER_THREADS=0 (its XPRESS buffers decompressed on the reading thread alone);
 #   (b) perf script -i perf.data -F tid,cpu,time,event,ip > /dev/null, on a perf.data recorded
@@ -54,19 +54,22 @@ if [ ! -f "$etl" ]; then
 fi
 etl_bytes=$(stat -c %s "$etl")
 
-# Wall-clock seconds of one run of "$@" (output discarded): the mean of $runs runs after one
-# warm-up run. The VM is noisy; the mean of many runs moves less than a single best run.
+# Wall-clock seconds of one run of "$@" (output discarded), over $runs runs after one warm-up run:
+# "MEDIAN MEAN". The ratios take the median: a stall of the VM (a run of 20 ms taking 170 ms was
+# seen) moves a mean of 15 runs by 10 ms, half of the reader's time and 4% of perf script's, so
+# the mean weighs such stalls against the shorter run; the median of both sides does not.
 runs=${BENCH_RUNS:-15}
-mean_of_runs() {
-        local t0 t1 i sum=0
+median_of_runs() {
+        local t0 t1 i
         "$@" >/dev/null 2>&1 || die "failed: $*"
         for ((i = 0; i < runs; i++)); do
                 t0=$EPOCHREALTIME
                 "$@" >/dev/null 2>&1 || die "failed: $*"
                 t1=$EPOCHREALTIME
-                sum=$(awk -v s="$sum" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", s + b - a }')
-        done
-        awk -v s="$sum" -v n="$runs" 'BEGIN { printf "%.6f", s / n }'
+                awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f\n", b - a }'
+        done | sort -n | awk '{ t[NR] = $1; s += $1 }
+                END { m = NR % 2 ? t[(NR + 1) / 2] : (t[NR / 2] + t[NR / 2 + 1]) / 2
+                      printf "%.6f %.6f\n", m, s / NR }'
 }
 
 # The .etl's record count, from the reader itself.
@@ -124,19 +127,20 @@ fi
 perf_events=$(cat "$perf_count")
 perf_bytes=$(stat -c %s "$perf_data")
 
-echo "measuring (mean of $runs wall-clock runs each) ..." >&2
-t_bench=$(mean_of_runs "$bench_replay" "$etl" 1)
+echo "measuring (the median of $runs wall-clock runs each) ..." >&2
+read -r t_bench m_bench < <(median_of_runs "$bench_replay" "$etl" 1)
 # the same on the reading thread alone: no decompression ahead on a second thread
-t_bench1=$(ETWTOP_READER_THREADS=0 mean_of_runs "$bench_replay" "$etl" 1)
-t_perf=$(mean_of_runs perf script -i "$perf_data" -F tid,cpu,time,event,ip)
-t_dump=$(mean_of_runs "$etwtop" --dump "$etl")
+read -r t_bench1 m_bench1 < <(ETWTOP_READER_THREADS=0 median_of_runs "$bench_replay" "$etl" 1)
+read -r t_perf m_perf < <(median_of_runs perf script -i "$perf_data" -F tid,cpu,time,event,ip)
+read -r t_dump m_dump < <(median_of_runs "$etwtop" --dump "$etl")
 
 awk -v etl="$etl" -v perf_data="$perf_data" -v etl_bytes="$etl_bytes" -v perf_bytes="$perf_bytes" \
         -v etl_events="$etl_events" -v perf_events="$perf_events" \
-        -v t_bench="$t_bench" -v t_bench1="$t_bench1" -v t_perf="$t_perf" -v t_dump="$t_dump" -v ncpu="$ncpu" -v runs="$runs" '
-function row(tool, events, secs, bytes) {
-        printf "%-44s %8d %9.4f %12.0f %8.1f\n", tool, events, secs, events / secs,
-               bytes / 1e6 / secs
+        -v t_bench="$t_bench" -v t_bench1="$t_bench1" -v t_perf="$t_perf" -v t_dump="$t_dump" -v ncpu="$ncpu" -v runs="$runs" \
+        -v m_bench="$m_bench" -v m_bench1="$m_bench1" -v m_perf="$m_perf" -v m_dump="$m_dump" '
+function row(tool, events, secs, bytes, mean) {
+        printf "%-44s %8d %9.4f %12.0f %8.1f %9.4f\n", tool, events, secs, events / secs,
+               bytes / 1e6 / secs, mean
 }
 function verdict(ok) {
         return ok ? "PASS" : "MISS"
@@ -145,12 +149,13 @@ BEGIN {
         printf "replay benchmark: %s (%.1f MB, %d records)\n", etl, etl_bytes / 1e6, etl_events
         printf "              vs: %s (%.1f MB, %d samples with call chains, cpu-clock, %d CPUs)\n",
                perf_data, perf_bytes / 1e6, perf_events, ncpu
-        printf "wall time, mean of %s runs, output to /dev/null\n\n", runs
-        printf "%-44s %8s %9s %12s %8s\n", "tool", "events", "seconds", "events/s", "MB/s"
-        row("reader+decoder (bench_replay)", etl_events, t_bench, etl_bytes)
-        row("  the same, one thread (READER_THREADS=0)", etl_events, t_bench1, etl_bytes)
-        row("perf script -F tid,cpu,time,event,ip", perf_events, t_perf, perf_bytes)
-        row("etwtop --dump", etl_events, t_dump, etl_bytes)
+        printf "wall time, the median of %s runs (and their mean), output to /dev/null\n\n", runs
+        printf "%-44s %8s %9s %12s %8s %9s\n", "tool", "events", "seconds", "events/s", "MB/s",
+               "mean s"
+        row("reader+decoder (bench_replay)", etl_events, t_bench, etl_bytes, m_bench)
+        row("  the same, one thread (READER_THREADS=0)", etl_events, t_bench1, etl_bytes, m_bench1)
+        row("perf script -F tid,cpu,time,event,ip", perf_events, t_perf, perf_bytes, m_perf)
+        row("etwtop --dump", etl_events, t_dump, etl_bytes, m_dump)
         r_bench = (etl_events / t_bench) / (perf_events / t_perf)
         r_dump = (etl_events / t_dump) / (perf_events / t_perf)
         printf "\n%-44s %8s %8s %s\n", "ratio (events/s)", "value", "target", "result"
@@ -160,6 +165,8 @@ BEGIN {
         printf "%-44s %7.2fx\n", "  the same, one thread", (etl_events / t_bench1) / (perf_events / t_perf)
         printf "%-44s %7.2fx %8s %s\n", "etwtop --dump / perf script", r_dump, "> 1x",
                verdict(r_dump > 1)
+        printf "%-44s %7.2fx\n", "reader+decoder / perf script, by the means",
+               (etl_events / m_bench) / (perf_events / m_perf)
         printf "\nNote: perf script parses perf.data and the bench parses ETW buffers: each the\n"
         printf "native format of its tool, so events/s is compared, not the same bytes.\n"
 }'
