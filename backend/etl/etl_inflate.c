@@ -35,6 +35,9 @@ struct job {
         struct slot out; /* JOB_DONE: the result's bytes */
         struct etl_inflate_result res;
         bool is_by_taker; /* under lock: decompressed by the taking thread, helping */
+        bool is_stolen;   /* under lock: taken while its worker still ran it, and decompressed
+                             by the taker again (see etl_inflate_take): the worker's result is
+                             dropped */
 };
 
 struct etl_inflate {
@@ -55,6 +58,8 @@ struct etl_inflate {
         uint32_t pool_head; /* the oldest spare buffer's place in the ring */
         uint32_t pool_cap;
         struct etl_inflate_stats stats; /* the taking thread's */
+        etl_inflate_hook_fn hook;       /* tests': see etl_inflate_set_worker_hook */
+        void *hook_arg;
 };
 
 /* The taking thread's counts: one writer, read from any thread (etw_trace_get_stats). */
@@ -121,6 +126,8 @@ static bool run_claimed(struct etl_inflate *q, struct job *j)
 {
         struct slot s = pool_pop(q);
         pthread_mutex_unlock(&q->lock);
+        if (q->hook && !j->is_by_taker)
+                q->hook((uint32_t)(j - q->jobs), q->hook_arg);
         if (s.cap < j->in.out_size) {
                 /* nothing in it to keep: freed, not copied by a realloc; made big enough for
                    any job, so that buffers are not freed and made again at each size (each
@@ -134,6 +141,14 @@ static bool run_claimed(struct etl_inflate *q, struct job *j)
         if (s.buf)
                 run_job(&j->in, s.buf, &res);
         pthread_mutex_lock(&q->lock);
+        if (j->is_stolen) {
+                /* the taker came to it first and made its own: this one's buffer is spare */
+                if (s.buf && !pool_push(q, s))
+                        free(s.buf);
+                q->nr_held--;
+                pthread_cond_broadcast(&q->space);
+                return s.buf != NULL;
+        }
         if (!s.buf) {
                 /* taken in place when its turn comes (the cursor has passed it) */
                 __atomic_store_n(&j->state, JOB_PENDING, __ATOMIC_RELAXED);
@@ -228,7 +243,7 @@ int etl_inflate_take(struct etl_inflate *q, uint32_t job, uint8_t **buf, uint32_
                 /* A worker is usually on this very job when it is not done yet, often near
                    its end: waited for a moment here. Then, rather than wait longer, the taker
                    decompresses the next job a worker would have taken (the workers are behind:
-                   they share the work), or sleeps when there is none. */
+                   they share the work), or, when there is none, this one itself. */
                 if (__atomic_load_n(&j->state, __ATOMIC_ACQUIRE) == JOB_RUNNING)
                         count(&q->stats.nr_waited);
                 for (int spin = 0;
@@ -238,10 +253,21 @@ int etl_inflate_take(struct etl_inflate *q, uint32_t job, uint8_t **buf, uint32_
                 pthread_mutex_lock(&q->lock);
                 while (j->state == JOB_RUNNING) {
                         struct job *k = claim_next(q);
-                        if (k)
+                        if (k) {
                                 k->is_by_taker = true;
-                        if (!k || !run_claimed(q, k))
-                                pthread_cond_wait(&q->done, &q->lock);
+                                if (run_claimed(q, k))
+                                        continue;
+                        } else {
+                                /* Nothing left to help with, and the job still under way
+                                   after the spin and whatever was decompressed here since:
+                                   its worker is not running (a processor it shares, or the
+                                   hypervisor's, took it: 3 to 11 ms waited here with the
+                                   other CPU busy). Decompressed here too, at once, rather
+                                   than waited for. */
+                                j->is_stolen = true;
+                                break;
+                        }
+                        pthread_cond_wait(&q->done, &q->lock);
                 }
                 if (j->state == JOB_DONE) {
                         count(j->is_by_taker ? &q->stats.nr_here : &q->stats.nr_ahead);
@@ -300,12 +326,19 @@ void etl_inflate_stop(struct etl_inflate *q)
                 j->out = (struct slot){NULL, 0};
                 j->state = JOB_PENDING;
                 j->is_by_taker = false;
+                j->is_stolen = false;
         }
         q->nr_held = 0;
         q->cursor = 0;
         __atomic_store_n(&q->stats.nr_ahead, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&q->stats.nr_here, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&q->stats.nr_waited, 0, __ATOMIC_RELAXED);
+}
+
+void etl_inflate_set_worker_hook(struct etl_inflate *q, etl_inflate_hook_fn fn, void *arg)
+{
+        q->hook = fn;
+        q->hook_arg = arg;
 }
 
 void etl_inflate_get_stats(const struct etl_inflate *q, struct etl_inflate_stats *st)

@@ -45,8 +45,9 @@ bool etl_inflate_start(struct etl_inflate *q, uint32_t nr_workers);
 
 /* Job number job's decompressed bytes, header first, into *buf: the caller's buffer of *cap bytes
    (NULL and 0 for none) is handed over in exchange for the worker's, or grown and written here
-   when the worker has not come to the job. The same result either way. A job is taken once until
-   etl_inflate_stop. Returns 0, or -ENOMEM (the caller's buffer kept). */
+   when the worker has not come to the job, or is still on it when the taker has nothing else to
+   decompress (its worker's result is then dropped). The same result either way. A job is taken
+   once until etl_inflate_stop. Returns 0, or -ENOMEM (the caller's buffer kept). */
 int etl_inflate_take(struct etl_inflate *q, uint32_t job, uint8_t **buf, uint32_t *cap,
                      struct etl_inflate_result *res);
 
@@ -58,6 +59,12 @@ struct etl_inflate_stats {
 };
 
 void etl_inflate_get_stats(const struct etl_inflate *q, struct etl_inflate_stats *st);
+
+/* For tests, before etl_inflate_start: fn(job, arg) is called by a worker with the number of
+   each job it is about to decompress, outside any lock (a test holds a worker there to play one
+   that its processor took away). */
+typedef void (*etl_inflate_hook_fn)(uint32_t job, void *arg);
+void etl_inflate_set_worker_hook(struct etl_inflate *q, etl_inflate_hook_fn fn, void *arg);
 
 /* Stops the workers and forgets their results: every job can be taken again (a rewind). */
 void etl_inflate_stop(struct etl_inflate *q);

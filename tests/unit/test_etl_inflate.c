@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,6 +196,77 @@ static void test_stop_and_free_while_running(void **state)
         struct etl_inflate_result res;
         assert_int_equal(etl_inflate_take(q, n - 1, &buf, &cap, &res), 0);
         expect_same(&jobs[n - 1], buf, &res);
+        etl_inflate_free(q);
+        free(buf);
+        free(b.data);
+}
+
+/* A worker held on its job until the gate opens: one that its processor was taken from. */
+struct gate {
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        uint32_t job; /* the job held */
+        bool is_held; /* the worker is at it */
+        bool is_open;
+};
+
+static void hold_at_gate(uint32_t job, void *arg)
+{
+        struct gate *g = arg;
+        if (job != g->job)
+                return;
+        pthread_mutex_lock(&g->lock);
+        g->is_held = true;
+        pthread_cond_broadcast(&g->cond);
+        while (!g->is_open)
+                pthread_cond_wait(&g->cond, &g->lock);
+        pthread_mutex_unlock(&g->lock);
+}
+
+/* The job taken is under way on a worker that does not run, and the window is full: the taker
+   decompresses it itself rather than wait for the worker (which waited without end before); the
+   worker's late result is dropped and its buffer used again; every later take is still the
+   in-place result, each counted once. */
+static void test_take_from_stalled_worker(void **state)
+{
+        (void)state;
+        struct blob b;
+        struct etl_inflate_job jobs[400];
+        uint32_t n = net_jobs(&b, jobs);
+        struct gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, false, false};
+        struct etl_inflate *q = etl_inflate_new(jobs, n, 3);
+        assert_non_null(q);
+        etl_inflate_set_worker_hook(q, hold_at_gate, &g);
+        assert_true(etl_inflate_start(q, 1));
+        pthread_mutex_lock(&g.lock);
+        while (!g.is_held)
+                pthread_cond_wait(&g.cond, &g.lock);
+        pthread_mutex_unlock(&g.lock);
+
+        uint8_t *buf = NULL;
+        uint32_t cap = 0;
+        struct etl_inflate_result res;
+        assert_int_equal(etl_inflate_take(q, 0, &buf, &cap, &res), 0);
+        expect_same(&jobs[0], buf, &res);
+        struct etl_inflate_stats st;
+        etl_inflate_get_stats(q, &st);
+        /* job 0 decompressed here (the two helped with count when they are taken) */
+        assert_int_equal(st.nr_here, 1);
+        assert_int_equal(st.nr_ahead, 0);
+        assert_int_equal(st.nr_waited, 1);
+
+        pthread_mutex_lock(&g.lock);
+        g.is_open = true;
+        pthread_cond_broadcast(&g.cond);
+        pthread_mutex_unlock(&g.lock);
+        for (uint32_t job = 1; job < n; job++) {
+                assert_int_equal(etl_inflate_take(q, job, &buf, &cap, &res), 0);
+                expect_same(&jobs[job], buf, &res);
+                assert_int_equal(res.rc, 0);
+        }
+        etl_inflate_get_stats(q, &st);
+        assert_int_equal(st.nr_ahead + st.nr_here, n);
+        assert_true(st.nr_here >= 3); /* 0 and the two helped with */
         etl_inflate_free(q);
         free(buf);
         free(b.data);
@@ -404,6 +476,7 @@ int main(void)
                 cmocka_unit_test(test_any_order_across_stops),
                 cmocka_unit_test(test_any_order_several_workers),
                 cmocka_unit_test(test_stop_and_free_while_running),
+                cmocka_unit_test(test_take_from_stalled_worker),
                 cmocka_unit_test(test_workers_run_everywhere),
                 cmocka_unit_test(test_reader_same_with_worker),
                 cmocka_unit_test(test_reader_damage_with_worker),
