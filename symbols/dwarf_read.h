@@ -13,9 +13,10 @@ struct dwarf_rd {
         bool is_bad; /* a read past end or a value the reader leaves to libdw */
 };
 
+/* A fixed-size number of n bytes, 8 at most (a wider one is bad: rd_skip passes over it). */
 static inline uint64_t rd_fixed(struct dwarf_rd *r, unsigned int n)
 {
-        if ((size_t)(r->end - r->p) < n) {
+        if (n > 8 || (size_t)(r->end - r->p) < n) {
                 r->is_bad = true;
                 r->p = r->end;
                 return 0;
@@ -25,6 +26,17 @@ static inline uint64_t rd_fixed(struct dwarf_rd *r, unsigned int n)
                 v |= (uint64_t)r->p[i] << (8 * i); /* little-endian files only (checked) */
         r->p += n;
         return v;
+}
+
+/* Passes over n bytes: a value the reader does not keep (DW_FORM_data16's MD5 sums). */
+static inline void rd_skip(struct dwarf_rd *r, size_t n)
+{
+        if ((size_t)(r->end - r->p) < n) {
+                r->is_bad = true;
+                r->p = r->end;
+                return;
+        }
+        r->p += n;
 }
 
 /* A unit's initial length: 4 bytes, or 0xffffffff and 8 (64-bit DWARF: *offset_size 8); the

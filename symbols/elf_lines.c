@@ -105,7 +105,7 @@ static bool rd_form(struct elf_lines *x, struct dwarf_rd *r, uint64_t form,
         case DW_FORM_data2: *v = rd_fixed(r, 2); return !r->is_bad;
         case DW_FORM_data4: *v = rd_fixed(r, 4); return !r->is_bad;
         case DW_FORM_data8: *v = rd_fixed(r, 8); return !r->is_bad;
-        case DW_FORM_data16: rd_fixed(r, 16); return !r->is_bad;
+        case DW_FORM_data16: rd_skip(r, 16); return !r->is_bad;
         case DW_FORM_block: {
                 uint64_t n = rd_uleb(r);
                 if (r->is_bad || n > (uint64_t)(r->end - r->p))

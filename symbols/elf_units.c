@@ -338,7 +338,7 @@ int elf_units_info(const struct elf_units *u, uint64_t cu_offset, struct elf_uni
                 case DW_FORM_data8:
                 case DW_FORM_ref8:
                 case DW_FORM_ref_sig8: v = rd_fixed(&r, 8); break;
-                case DW_FORM_data16: rd_fixed(&r, 8), rd_fixed(&r, 8); break;
+                case DW_FORM_data16: rd_skip(&r, 16); break;
                 case DW_FORM_sdata:
                 case DW_FORM_udata:
                 case DW_FORM_ref_udata:
