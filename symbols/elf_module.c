@@ -778,8 +778,9 @@ bool elf_module_has_dwarf(struct elf_module *m)
 }
 
 /* The unit at addr (libdwfl's address) as dwfl_module_addrdie finds it, through elf_units.c
-   where it reads the module's aranges: 1 with *cu_offset, *die_offset and *cubias set, 0 where
-   libdwfl finds none, -1 where libdwfl is to be asked. */
+   where it reads the module's aranges, or by the units' own ranges where the module has none
+   (libdwfl would find no unit): 1 with *cu_offset, *die_offset and *cubias set, 0 where there is
+   none, -1 where libdwfl is to be asked. */
 static int unit_at(struct elf_module *m, Dwarf_Addr addr, uint64_t *cu_offset, uint64_t *die_offset,
                    Dwarf_Addr *cubias)
 {
@@ -787,6 +788,8 @@ static int unit_at(struct elf_module *m, Dwarf_Addr addr, uint64_t *cu_offset, u
                 return -1;
         if (!m->is_units_known) {
                 m->units = elf_units_new(dwarf_getelf(m->dw));
+                if (!m->units)
+                        m->units = elf_units_from_dies(m->dw);
                 m->is_units_known = true;
         }
         if (!m->units)
@@ -822,7 +825,9 @@ bool elf_module_line(struct elf_module *m, uint64_t vaddr, const char **file, ui
                 *line = (uint32_t)nr;
                 return true;
         }
-        Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, &cubias);
+        Dwarf_Die cu_die, *cu = at > 0 ? dwarf_offdie(m->dw, die_off, &cu_die) : NULL;
+        if (!cu)
+                cu = dwfl_module_addrdie(m->mod, addr, &cubias);
         if (!cu)
                 return false;
         int got = elf_lines_find(m->lines, cu, addr - cubias, &f, &nr, NULL);

@@ -10,6 +10,7 @@
 #include "util/xalloc.h"
 
 #include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,8 @@ struct elf_units {
         size_t info_size, abbrev_size;
         const char *str, *line_str;
         size_t str_size, line_str_size;
+        bool is_exact; /* from the units' own ranges (elf_units_from_dies): an address in none
+                          of them is in no unit */
 };
 
 /* a section's data with its bytes (elf_lines.c's lookup): NULL where it has none */
@@ -167,19 +170,21 @@ static bool units_reachable(const struct elf_units *u)
         return ok;
 }
 
-struct elf_units *elf_units_new(Elf *elf)
+/* The units of elf with their sections, no ranges yet; NULL where elf has no .debug_info or
+   .debug_abbrev. *aranges: its .debug_aranges, or NULL. */
+static struct elf_units *units_of(Elf *elf, const Elf_Data **aranges)
 {
         GElf_Ehdr eh;
         size_t shstrndx;
         if (!elf || !gelf_getehdr(elf, &eh) || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
             elf_getshdrstrndx(elf, &shstrndx) != 0)
                 return NULL;
-        const Elf_Data *ar = section(elf, shstrndx, ".debug_aranges"),
-                       *info = section(elf, shstrndx, ".debug_info"),
+        const Elf_Data *info = section(elf, shstrndx, ".debug_info"),
                        *abbrev = section(elf, shstrndx, ".debug_abbrev"),
                        *str = section(elf, shstrndx, ".debug_str"),
                        *line_str = section(elf, shstrndx, ".debug_line_str");
-        if (!ar || !info || !abbrev)
+        *aranges = section(elf, shstrndx, ".debug_aranges");
+        if (!info || !abbrev)
                 return NULL;
         struct elf_units *u = xcalloc(1, sizeof(*u));
         u->info = info->d_buf;
@@ -194,7 +199,13 @@ struct elf_units *elf_units_new(Elf *elf)
                 u->line_str = line_str->d_buf;
                 u->line_str_size = line_str->d_size;
         }
-        if (!read_aranges(u, ar) || !u->nr_ranges || !units_reachable(u)) {
+        return u;
+}
+
+/* Sorts u's ranges and marks the runs of one unit; u freed and NULL where it has none. */
+static struct elf_units *units_sorted(struct elf_units *u)
+{
+        if (!u->nr_ranges) {
                 elf_units_free(u);
                 return NULL;
         }
@@ -204,6 +215,53 @@ struct elf_units *elf_units_new(Elf *elf)
                 if (i == 0 || u->ranges[i].die_offset != u->ranges[i - 1].die_offset)
                         u->runs[u->nr_runs++] = i;
         return u;
+}
+
+struct elf_units *elf_units_new(Elf *elf)
+{
+        const Elf_Data *ar = NULL;
+        struct elf_units *u = units_of(elf, &ar);
+        if (u && (!ar || !read_aranges(u, ar) || !u->nr_ranges || !units_reachable(u))) {
+                elf_units_free(u);
+                return NULL;
+        }
+        return u ? units_sorted(u) : NULL;
+}
+
+struct elf_units *elf_units_from_dies(Dwarf *dw)
+{
+        const Elf_Data *ar = NULL;
+        struct elf_units *u = units_of(dw ? dwarf_getelf(dw) : NULL, &ar);
+        if (!u || ar) {
+                elf_units_free(u);
+                return NULL;
+        }
+        u->is_exact = true;
+        uint32_t cap = 0;
+        Dwarf_Off off = 0, next;
+        size_t header_size;
+        while (dwarf_next_unit(dw, off, &next, &header_size, NULL, NULL, NULL, NULL, NULL, NULL) ==
+               0) {
+                Dwarf_Die die;
+                if (dwarf_offdie(dw, off + header_size, &die) &&
+                    dwarf_tag(&die) == DW_TAG_compile_unit) {
+                        Dwarf_Addr base, lo, hi;
+                        for (ptrdiff_t at = 0;
+                             (at = dwarf_ranges(&die, at, &base, &lo, &hi)) > 0;) {
+                                if (hi <= lo)
+                                        continue;
+                                if (u->nr_ranges == cap) {
+                                        cap = cap ? cap * 2 : 64;
+                                        u->ranges = xrealloc(u->ranges, cap * sizeof(*u->ranges));
+                                }
+                                u->ranges[u->nr_ranges] = (struct arange){
+                                        lo, hi - lo, off, off + header_size, u->nr_ranges};
+                                u->nr_ranges++;
+                        }
+                }
+                off = next;
+        }
+        return units_sorted(u);
 }
 
 void elf_units_free(struct elf_units *u)
@@ -218,6 +276,22 @@ void elf_units_free(struct elf_units *u)
 int elf_units_find(const struct elf_units *u, uint64_t addr, uint64_t *cu_offset,
                    uint64_t *die_offset)
 {
+        if (u->is_exact) {
+                /* the last range that starts at addr or before, if it holds addr */
+                size_t l = 0, h = u->nr_ranges;
+                while (l < h) {
+                        size_t mid = l + (h - l) / 2;
+                        if (u->ranges[mid].addr <= addr)
+                                l = mid + 1;
+                        else
+                                h = mid;
+                }
+                if (!l || addr - u->ranges[l - 1].addr >= u->ranges[l - 1].length)
+                        return 0;
+                *cu_offset = u->ranges[l - 1].cu_offset;
+                *die_offset = u->ranges[l - 1].die_offset;
+                return 1;
+        }
         /* libdwfl's addrarange, step for step */
         size_t l = 0, h = u->nr_runs;
         while (l < h) {

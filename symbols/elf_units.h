@@ -4,6 +4,7 @@
 #ifndef ETWTOP_SYMBOLS_ELF_UNITS_H
 #define ETWTOP_SYMBOLS_ELF_UNITS_H
 
+#include <elfutils/libdw.h>
 #include <gelf.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -22,6 +23,13 @@ struct elf_unit_info {
    NULL where it has no .debug_aranges, .debug_info or .debug_abbrev, or its .debug_aranges is
    not one this reader reads as libdw does: the caller asks libdwfl. */
 struct elf_units *elf_units_new(Elf *elf);
+
+/* Where a file has no .debug_aranges (clang's default leaves them out, and libdwfl of elfutils
+   0.188 then finds no unit at any address): its compile units' own ranges (DW_AT_low_pc and
+   DW_AT_high_pc, DW_AT_ranges: libdw's dwarf_ranges), each address in the unit whose ranges
+   hold it and in none outside them. NULL where the file has .debug_aranges (elf_units_new and
+   libdwfl read those) or no unit with a range. */
+struct elf_units *elf_units_from_dies(Dwarf *dw);
 void elf_units_free(struct elf_units *u);
 
 /* The unit that libdwfl's dwfl_module_addrdie finds at addr (the DWARF's own address: the

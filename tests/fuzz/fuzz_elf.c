@@ -5,6 +5,7 @@
    text, source lines and inline frames). Corpus: tests/corpus/elf/ (small PIE executables and
    a library, gcc -Os -Wl,-z,noseparate-code: stripped, DWARF 4 and 5, compressed debug sections,
    MiniDebugInfo; a separate debug file; relocatable objects, 64- and 32-bit; a truncated file;
+   clang-dwarf5-noaranges, clang 14's default DWARF 5 without .debug_aranges;
    and what the fuzzer found: getscopes-leak.debug, inline DIEs that make libdw's
    dwarf_getscopes leak; hostile-bias-object, symbol addresses that overflow a signed bias). */
 #include <stddef.h>

@@ -273,6 +273,54 @@ static void test_clang_dwarf5(void **state)
         printf("test_elf_lines: %s: %u units read without libdw\n", path, compare_units(path, 1));
 }
 
+/* The same library built without .debug_aranges, as clang builds by default: libdwfl (elfutils
+   0.188) finds no unit there, so no line nor scope; the units' own ranges find them
+   (elf_units_from_dies), and every address answers as libdwfl answers in the build with aranges
+   (the same code): the frames, their files, lines and columns, and the line alone. */
+static void test_clang_without_aranges(void **state)
+{
+        (void)state;
+        const char *with = getenv("SYM_FIXLIB_DWARF5"), *without = getenv("SYM_FIXLIB_DWARF5_NOAR");
+        if (!with || !*with || !without || !*without) {
+                fprintf(stderr, "skipped: no clang found when the build was configured\n");
+                skip();
+        }
+        struct elf_module *a = load_module(with), *b = load_module(without);
+        uint32_t nr_found = 0;
+        for (uint64_t v = 0; v < (1u << 16); v++) {
+                struct elf_srcframe ours[8], theirs[8];
+                uint32_t n = elf_module_srcline(b, v, ours, 8);
+                elf_module_srcline_through_libdwfl = true;
+                uint32_t k = elf_module_srcline(a, v, theirs, 8);
+                const char *ft = NULL;
+                uint32_t lt = 0;
+                bool ht = elf_module_line(a, v, &ft, &lt);
+                /* and libdwfl on the file without: nothing at all */
+                struct elf_srcframe none[8];
+                assert_int_equal(elf_module_srcline(b, v, none, 8), 0);
+                elf_module_srcline_through_libdwfl = false;
+                assert_int_equal(n, k);
+                for (uint32_t i = 0; i < n; i++) {
+                        assert_string_equal(ours[i].function, theirs[i].function);
+                        assert_string_equal(ours[i].file, theirs[i].file);
+                        assert_int_equal(ours[i].line, theirs[i].line);
+                        assert_int_equal(ours[i].column, theirs[i].column);
+                }
+                nr_found += n > 0 && ours[0].line > 0;
+                const char *fo = NULL;
+                uint32_t lo = 0;
+                bool ho = elf_module_line(b, v, &fo, &lo);
+                assert_int_equal(ho, ht);
+                if (ho) {
+                        assert_string_equal(fo, ft);
+                        assert_int_equal(lo, lt);
+                }
+        }
+        assert_true(nr_found > 100);
+        elf_module_free(a);
+        elf_module_free(b);
+}
+
 static void test_units_as_libdwfl(void **state)
 {
         (void)state;
@@ -578,6 +626,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_fixture_and_library),
                 cmocka_unit_test(test_clang_dwarf5),
+                cmocka_unit_test(test_clang_without_aranges),
                 cmocka_unit_test(test_libc),
                 cmocka_unit_test(test_srcline_rows),
                 cmocka_unit_test(test_units_as_libdwfl),
