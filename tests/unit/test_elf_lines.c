@@ -141,6 +141,19 @@ static void test_libc(void **state)
 /* elf_module_srcline of every stride-th address of path's first 1 MiB, its innermost row read
    by elf_lines.c and by libdwfl: the same frames (functions, files, lines, columns). Returns
    the number of addresses with frames. */
+/* Two answers of elf_module_srcline the same, frame by frame. */
+static void expect_same_frames(const struct elf_srcframe *ours, uint32_t n,
+                               const struct elf_srcframe *theirs, uint32_t k)
+{
+        assert_int_equal(n, k);
+        for (uint32_t i = 0; i < n; i++) {
+                assert_string_equal(ours[i].function, theirs[i].function);
+                assert_string_equal(ours[i].file, theirs[i].file);
+                assert_int_equal(ours[i].line, theirs[i].line);
+                assert_int_equal(ours[i].column, theirs[i].column);
+        }
+}
+
 static uint32_t compare_srcline(const char *path, uint64_t stride)
 {
         struct elf_load_request rq = {.path = path, .fd = -1};
@@ -155,13 +168,7 @@ static uint32_t compare_srcline(const char *path, uint64_t stride)
                 elf_module_srcline_through_libdwfl = true;
                 uint32_t k = elf_module_srcline(m, v, theirs, 8);
                 elf_module_srcline_through_libdwfl = false;
-                assert_int_equal(n, k);
-                for (uint32_t i = 0; i < n; i++) {
-                        assert_string_equal(ours[i].function, theirs[i].function);
-                        assert_string_equal(ours[i].file, theirs[i].file);
-                        assert_int_equal(ours[i].line, theirs[i].line);
-                        assert_int_equal(ours[i].column, theirs[i].column);
-                }
+                expect_same_frames(ours, n, theirs, k);
                 nr_found += n > 0 && ours[0].line > 0;
                 /* the line alone, its unit found by elf_units.c and by libdwfl */
                 const char *fo = NULL, *ft = NULL;
@@ -299,13 +306,7 @@ static void test_clang_without_aranges(void **state)
                 struct elf_srcframe none[8];
                 assert_int_equal(elf_module_srcline(b, v, none, 8), 0);
                 elf_module_srcline_through_libdwfl = false;
-                assert_int_equal(n, k);
-                for (uint32_t i = 0; i < n; i++) {
-                        assert_string_equal(ours[i].function, theirs[i].function);
-                        assert_string_equal(ours[i].file, theirs[i].file);
-                        assert_int_equal(ours[i].line, theirs[i].line);
-                        assert_int_equal(ours[i].column, theirs[i].column);
-                }
+                expect_same_frames(ours, n, theirs, k);
                 nr_found += n > 0 && ours[0].line > 0;
                 const char *fo = NULL;
                 uint32_t lo = 0;
