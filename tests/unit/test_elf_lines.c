@@ -138,9 +138,6 @@ static void test_libc(void **state)
         assert_int_equal(c.left, 0);
 }
 
-/* elf_module_srcline of every stride-th address of path's first 1 MiB, its innermost row read
-   by elf_lines.c and by libdwfl: the same frames (functions, files, lines, columns). Returns
-   the number of addresses with frames. */
 /* Two answers of elf_module_srcline the same, frame by frame. */
 static void expect_same_frames(const struct elf_srcframe *ours, uint32_t n,
                                const struct elf_srcframe *theirs, uint32_t k)
@@ -154,6 +151,9 @@ static void expect_same_frames(const struct elf_srcframe *ours, uint32_t n,
         }
 }
 
+/* elf_module_srcline of every stride-th address of path's first 1 MiB, its innermost row read
+   by elf_lines.c and by libdwfl: the same frames (functions, files, lines, columns). Returns
+   the number of addresses with frames. */
 static uint32_t compare_srcline(const char *path, uint64_t stride)
 {
         struct elf_load_request rq = {.path = path, .fd = -1};
