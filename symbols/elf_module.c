@@ -777,6 +777,25 @@ bool elf_module_has_dwarf(struct elf_module *m)
         return m->has_dwarf;
 }
 
+/* The row at addr (libdwfl's address) of the line table that elf_lines.c leaves to libdw (a split
+   unit's, a type unit's): libdwfl's, or, for a unit found by its own ranges (at > 0, where the
+   module may have no .debug_aranges and libdwfl then finds no unit), the unit's through libdw.
+   The file, or NULL. */
+static const char *libdw_row(struct elf_module *m, int at, Dwarf_Die *cu, Dwarf_Addr addr,
+                             Dwarf_Addr cubias, int *line, int *col)
+{
+        if (at <= 0) {
+                Dwfl_Line *ln = dwfl_module_getsrc(m->mod, addr);
+                return ln ? dwfl_lineinfo(ln, NULL, line, col, NULL, NULL) : NULL;
+        }
+        Dwarf_Line *ln = dwarf_getsrc_die(cu, addr - cubias);
+        if (!ln || dwarf_lineno(ln, line) != 0)
+                return NULL;
+        if (col && dwarf_linecol(ln, col) != 0)
+                *col = 0;
+        return dwarf_linesrc(ln, NULL, NULL);
+}
+
 /* The unit at addr (libdwfl's address) as dwfl_module_addrdie finds it, through elf_units.c
    where it reads the module's aranges, or by the units' own ranges where the module has none
    (libdwfl would find no unit): 1 with *cu_offset, *die_offset and *cubias set, 0 where there is
@@ -831,10 +850,8 @@ bool elf_module_line(struct elf_module *m, uint64_t vaddr, const char **file, ui
         if (!cu)
                 return false;
         int got = elf_lines_find(m->lines, cu, addr - cubias, &f, &nr, NULL);
-        if (got < 0) {
-                Dwfl_Line *ln = dwfl_module_getsrc(m->mod, addr);
-                f = ln ? dwfl_lineinfo(ln, NULL, &nr, NULL, NULL, NULL) : NULL;
-        }
+        if (got < 0)
+                f = libdw_row(m, at, cu, addr, cubias, &nr, NULL);
         if (!f || nr <= 0)
                 return false;
         *file = f;
@@ -870,11 +887,8 @@ uint32_t elf_module_srcline(struct elf_module *m, uint64_t vaddr, struct elf_src
                           ? -1
                           : elf_lines_find(m->lines, cu, addr - cubias, &file, &line, &col);
         if (got < 0) {
-                file = NULL;
                 line = col = 0;
-                Dwfl_Line *ln = dwfl_module_getsrc(m->mod, addr);
-                if (ln)
-                        file = dwfl_lineinfo(ln, NULL, &line, &col, NULL, NULL);
+                file = libdw_row(m, at, cu, addr, cubias, &line, &col);
         }
 
         /* the innermost function scope at addr; then its concrete containers, outward
@@ -883,14 +897,21 @@ uint32_t elf_module_srcline(struct elf_module *m, uint64_t vaddr, struct elf_src
         if (!m->scopes)
                 m->scopes = elf_scopes_new();
         Dwarf_Die found[ELF_SCOPES_MAX_PATH], *scopes = NULL;
-        int nr = elf_scopes_find(m->scopes, cu, addr - cubias, SCOPE_WALK_BUDGET, 64, found,
+        /* a split unit's scopes lie in its .dwo, under the split unit's DIE (libdwfl's answer
+           for its skeleton); the skeleton keeps the line table and its files */
+        Dwarf_Die split, *scope_cu = cu;
+        if (dwarf_tag(cu) == DW_TAG_skeleton_unit &&
+            dwarf_cu_info(cu->cu, NULL, NULL, NULL, &split, NULL, NULL, NULL) == 0 &&
+            dwarf_tag(&split) == DW_TAG_compile_unit)
+                scope_cu = &split;
+        int nr = elf_scopes_find(m->scopes, scope_cu, addr - cubias, SCOPE_WALK_BUDGET, 64, found,
                                  ELF_SCOPES_MAX_PATH);
         if (nr == -1) {
                 nr = 0;
         } else if (nr == -2) {
                 /* the index does not answer: the walk itself */
                 struct scope_walk w = {.pc = addr - cubias, .budget = SCOPE_WALK_BUDGET};
-                scope_walk(&w, cu, 0);
+                scope_walk(&w, scope_cu, 0);
                 Dwarf_Die inner = w.inner;
                 nr = w.has_inner ? dwarf_getscopes_die(&inner, &scopes) : 0;
         }

@@ -243,8 +243,9 @@ struct elf_units *elf_units_from_dies(Dwarf *dw)
         while (dwarf_next_unit(dw, off, &next, &header_size, NULL, NULL, NULL, NULL, NULL, NULL) ==
                0) {
                 Dwarf_Die die;
-                if (dwarf_offdie(dw, off + header_size, &die) &&
-                    dwarf_tag(&die) == DW_TAG_compile_unit) {
+                /* a split unit's skeleton (-gsplit-dwarf) holds its ranges and its line table */
+                int tag = dwarf_offdie(dw, off + header_size, &die) ? dwarf_tag(&die) : -1;
+                if (tag == DW_TAG_compile_unit || tag == DW_TAG_skeleton_unit) {
                         Dwarf_Addr base, lo, hi;
                         for (ptrdiff_t at = 0;
                              (at = dwarf_ranges(&die, at, &base, &lo, &hi)) > 0;) {

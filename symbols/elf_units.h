@@ -27,8 +27,8 @@ struct elf_units *elf_units_new(Elf *elf);
 /* Where a file has no .debug_aranges (clang's default leaves them out, and libdwfl of elfutils
    0.188 then finds no unit at any address): its compile units' own ranges (DW_AT_low_pc and
    DW_AT_high_pc, DW_AT_ranges: libdw's dwarf_ranges), each address in the unit whose ranges
-   hold it and in none outside them. NULL where the file has .debug_aranges (elf_units_new and
-   libdwfl read those) or no unit with a range. */
+   hold it and in none outside them (a split unit's skeleton's too). NULL where the file has
+   .debug_aranges (elf_units_new and libdwfl read those) or no unit with a range. */
 struct elf_units *elf_units_from_dies(Dwarf *dw);
 void elf_units_free(struct elf_units *u);
 
