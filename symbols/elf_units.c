@@ -170,9 +170,10 @@ static bool units_reachable(const struct elf_units *u)
         return ok;
 }
 
-/* The units of elf with their sections, no ranges yet; NULL where elf has no .debug_info or
-   .debug_abbrev. *aranges: its .debug_aranges, or NULL. */
-static struct elf_units *units_of(Elf *elf, const Elf_Data **aranges)
+/* The units of elf with their sections, no ranges yet, and its .debug_aranges in *aranges; NULL
+   where elf has no .debug_info or .debug_abbrev, or where it has .debug_aranges and !want_aranges
+   (elf_units_from_dies' case) or none and want_aranges (elf_units_new's). */
+static struct elf_units *units_of(Elf *elf, bool want_aranges, const Elf_Data **aranges)
 {
         GElf_Ehdr eh;
         size_t shstrndx;
@@ -184,7 +185,7 @@ static struct elf_units *units_of(Elf *elf, const Elf_Data **aranges)
                        *str = section(elf, shstrndx, ".debug_str"),
                        *line_str = section(elf, shstrndx, ".debug_line_str");
         *aranges = section(elf, shstrndx, ".debug_aranges");
-        if (!info || !abbrev)
+        if (!info || !abbrev || want_aranges != (*aranges != NULL))
                 return NULL;
         struct elf_units *u = xcalloc(1, sizeof(*u));
         u->info = info->d_buf;
@@ -220,8 +221,8 @@ static struct elf_units *units_sorted(struct elf_units *u)
 struct elf_units *elf_units_new(Elf *elf)
 {
         const Elf_Data *ar = NULL;
-        struct elf_units *u = units_of(elf, &ar);
-        if (u && (!ar || !read_aranges(u, ar) || !u->nr_ranges || !units_reachable(u))) {
+        struct elf_units *u = units_of(elf, true, &ar);
+        if (u && (!read_aranges(u, ar) || !u->nr_ranges || !units_reachable(u))) {
                 elf_units_free(u);
                 return NULL;
         }
@@ -231,11 +232,9 @@ struct elf_units *elf_units_new(Elf *elf)
 struct elf_units *elf_units_from_dies(Dwarf *dw)
 {
         const Elf_Data *ar = NULL;
-        struct elf_units *u = units_of(dw ? dwarf_getelf(dw) : NULL, &ar);
-        if (!u || ar) {
-                elf_units_free(u);
+        struct elf_units *u = units_of(dw ? dwarf_getelf(dw) : NULL, false, &ar);
+        if (!u)
                 return NULL;
-        }
         u->is_exact = true;
         uint32_t cap = 0;
         Dwarf_Off off = 0, next;
