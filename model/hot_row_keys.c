@@ -627,9 +627,12 @@ static bool merge_incremental(struct hot *h, uint16_t source, enum hot_grouping 
                         inc_prefetch_near(h, c, j);
                 is_ok = inc_place(h, c, &b, i, false);
         }
-        build_end(h, source);
+        /* given up part way: the places it did not reach were not located again, so the
+           whole build after it compares with what the last finished build saw (taken as
+           seen, an image that came since left its addresses' rows [unknown] for good) */
         if (!is_ok)
                 return false;
+        build_end(h, source);
         memset(h->dirty, 0, (size_t)(h->mask + 1) / 64 * sizeof(*h->dirty));
         uint32_t o = 0;
         for (uint32_t k = 0; k < h->nr_rkeys && k < c->cap_keys; k++)
