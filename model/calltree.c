@@ -186,7 +186,7 @@ static struct frame_key key_of(struct calltree *t, uint32_t pid, uint64_t addr, 
                 return m->key;
         t->nr_located++;
         struct sym_loc loc = sym_locate(t->store, pid, addr);
-        struct frame_key k = {loc.module, 0, loc.rel, 0};
+        struct frame_key k = {loc.module, 0, loc.rel, 0, loc.module ? 0 : pid};
         if (loc.module) {
                 /* settled is asked before the answer (a module that finishes loading in
                    between gave a pending one, which must not be kept) */
@@ -476,7 +476,7 @@ static __attribute__((noinline)) void stack_event(struct calltree *t, const stru
         /* the sampled place as the hot functions found it, where it is this sample's (key_of's
            key: the function, else the module and address) */
         struct frame_key given = {t->leaf_given.module, t->leaf_given.function, t->leaf_given.rel,
-                                  0};
+                                  0, t->leaf_given.module ? 0 : pid};
         bool is_given = t->leaf_given.has && t->leaf_given.timestamp == p->timestamp &&
                         t->leaf_given.ip == p->ip && t->leaf_given.pid == pid;
         t->leaf_given.has = false;
@@ -523,8 +523,8 @@ void calltree_prefetch_stack(struct calltree *t, const struct kevent *ev)
         /* the leaf as the stack will have it (calltree_leaf), and so the memo's slots */
         if (!is_leaf)
                 return;
-        struct frame_key leaf = {t->leaf_given.module, t->leaf_given.function, t->leaf_given.rel,
-                                 0};
+        struct frame_key leaf = {t->leaf_given.module, t->leaf_given.function, t->leaf_given.rel, 0,
+                                 t->leaf_given.module ? 0 : pid};
         uint32_t owner_pid = p->pid != UINT32_MAX ? p->pid : (leaf.module ? UINT32_MAX : pid);
         uint64_t hash = calltree_memo_hash(callers_hash, &leaf, n, owner_pid);
         t->pre.memo_hash = hash;
@@ -761,8 +761,16 @@ static void pending_flush_all(struct calltree *t)
 
 void calltree_catch_up(struct calltree *t)
 {
-        pending_flush_all(t);
+        /* live only, as the hot functions' looks (hot_look_flush): a trace read keeps them
+           waiting until their stacks or its end (calltree_samples_end) */
+        if (sym_store_is_live(t->store))
+                pending_flush_all(t);
         rekey(t);
+}
+
+void calltree_samples_end(struct calltree *t)
+{
+        pending_flush_all(t);
 }
 
 uint32_t calltree_children(struct calltree *t, bool is_callers, uint32_t node,
@@ -802,7 +810,8 @@ uint32_t calltree_find_function(const struct calltree *t, enum calltree_owner by
                                                 : ROOT_CALLERS;
         if (by == CALLTREE_THREAD && calltree_alias_find_shared(t, id))
                 root = ROOT_CALLERS_PID; /* its process's, which is its own */
-        struct frame_key k = {module, function, function ? 0 : rel, by == CALLTREE_ALL ? 0 : id};
+        /* (a row of no image has no node asked for: functions_view.c's row_node) */
+        struct frame_key k = {module, function, function ? 0 : rel, by == CALLTREE_ALL ? 0 : id, 0};
         uint32_t j = (uint32_t)calltree_node_hash(root, &k) & t->index_mask;
         for (;; j = (j + 1) & t->index_mask) {
                 uint32_t n = t->index[j];

@@ -46,6 +46,11 @@ struct frame_key {
         uint32_t function;
         uint64_t rel;
         uint32_t owner; /* 0, or a pid or tid (a sampled function under ROOT_CALLERS_PID, _TID) */
+        /* an address of no image (module 0): its process (the node's pid), whose image may
+           place it later; 0 for the others. Two processes' addresses of no image are two nodes:
+           one node placed by its first process's image named the other's samples by an image
+           their process never had, and as the looks for names fell (test_rows_read) */
+        uint32_t space;
 };
 
 struct pending {
@@ -211,7 +216,8 @@ struct calltree {
    hashed once for the four trees), then with its parent and module. */
 static inline uint64_t calltree_key_hash(const struct frame_key *k)
 {
-        return hash_mix64(k->rel ^ ((uint64_t)k->function << 40) ^ ((uint64_t)k->owner << 20));
+        return hash_mix64(k->rel ^ ((uint64_t)k->function << 40) ^ ((uint64_t)k->owner << 20) ^
+                          ((uint64_t)k->space << 48));
 }
 
 static inline uint64_t calltree_node_hash_with(uint32_t parent, uint32_t module, uint64_t key_hash)
@@ -228,12 +234,12 @@ static inline bool calltree_node_is(const struct node *n, uint32_t parent,
                                     const struct frame_key *k)
 {
         return n->parent == parent && n->module == k->module && n->function == k->function &&
-               n->rel == k->rel && n->owner == k->owner;
+               n->rel == k->rel && n->owner == k->owner && (n->module || n->pid == k->space);
 }
 
 static inline struct frame_key calltree_key_of_node(const struct node *n)
 {
-        return (struct frame_key){n->module, n->function, n->rel, n->owner};
+        return (struct frame_key){n->module, n->function, n->rel, n->owner, n->module ? 0 : n->pid};
 }
 
 static inline void calltree_heat_add(struct node *x, uint64_t n)

@@ -359,11 +359,28 @@ static bool place_seen(struct hot *h, const struct entry *keys, uint32_t i, uint
         return false;
 }
 
+/* A look at the counts (the rows, the lines, a function's places). Live, a sample whose stack
+   has not come counts as it is: the refresh will not wait for it. A trace read keeps it
+   waiting: its stack may be the next record (a slice of the screen's reading ends anywhere),
+   and a look that took it left the stack no sample, its callers' totals short of a read
+   without looks (test_rows_read); the trace's end counts what still waits (hot_samples_end). */
+void hot_look_flush(struct hot *h)
+{
+        if (sym_store_is_live(h->store))
+                for (uint32_t c = 0; c < h->nr_pend; c++)
+                        hot_pending_flush(h, &h->pend[c]);
+}
+
 void hot_settle_samples(struct hot *h)
+{
+        hot_look_flush(h);
+        hot_memo_settle_all(h);
+}
+
+void hot_samples_end(struct hot *h)
 {
         for (uint32_t c = 0; c < h->nr_pend; c++)
                 hot_pending_flush(h, &h->pend[c]);
-        hot_memo_settle_all(h);
 }
 
 /* The places of a stack, each once, as the table holds them. */

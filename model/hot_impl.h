@@ -318,6 +318,8 @@ struct hot {
 /* Every sample counted: the samples whose stacks never came with their address alone, the
    memos' waiting stacks along their places. Before the places' counts are read. */
 void hot_settle_samples(struct hot *h);
+/* A look's flush of the samples waiting for their stacks: live only (hot.c). */
+void hot_look_flush(struct hot *h);
 
 /* Slot i's bit in h->used. */
 static inline void hot_used_set(struct hot *h, uint32_t i)

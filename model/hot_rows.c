@@ -495,8 +495,7 @@ void hot_rows_grow(struct hot *h, uint32_t o)
 static uint32_t top_functions(struct hot *h, uint16_t source, enum hot_grouping grouping,
                               bool is_by_total, uint32_t max, const struct hot_row **rows)
 {
-        for (uint32_t c = 0; c < h->nr_pend; c++)
-                hot_pending_flush(h, &h->pend[c]);
+        hot_look_flush(h);
         hot_memo_settle_all(h);
         hot_deferred_settle(h);
         /* the places of one function merge into one row (hot_row_keys.c) */

@@ -489,6 +489,10 @@ void profile_end(struct profile *p)
 {
         sym_feed_end(p->feed); /* a recording cut short: the running kernel's symbols */
         stack_join_flush(p->join, to_samples, p);
+        /* the samples whose stacks never came, which the looks while it was read left waiting */
+        hot_samples_end(p->hot);
+        if (p->tree)
+                calltree_samples_end(p->tree);
         profile_settle(p);
         hot_want_unplaced(p->hot); /* the images a trace names at its end */
 }

@@ -16,7 +16,12 @@
    etl_fixture --lbr-image ELF OUT.etl FROM:TO:COUNT...: a process mapping ELF whole, with COUNT
    timer samples at each FROM, each with an LBR record of FROM -> TO (file offsets; annotate).
 
-   etl_fixture --wpp OUT.etl: a WPP logger's messages in their forms (the dump and merge tests). */
+   etl_fixture --wpp OUT.etl: a WPP logger's messages in their forms (the dump and merge tests).
+
+   etl_fixture --late-images ELF OUT.etl: an etwtop trace (SessionCpu: whole stacks) of three
+   processes' timer samples with stacks on two CPUs whose images come only in the rundown at its
+   end, one process's image well before the other's, as a window saved without its session's
+   start has them (test_rows_read: the rows built while it is read). */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -425,6 +430,93 @@ static int lbr_image_trace(int argc, char **argv, const struct etl_writer_config
         return 0;
 }
 
+/* ---- --late-images: samples first, their images at the end ---- */
+
+#define LATE_BASE 0x400000ull
+
+static void late_process(uint32_t pid, uint32_t tid, uint64_t ts)
+{
+        uint8_t p[256] = {0};
+        u64(p, 0xffff900000001000ull + pid); /* UniqueProcessKey */
+        u32(p + 8, pid);
+        u32(p + 12, 1);
+        u32(p + 20, 259);
+        uint32_t n = 40;
+        memcpy(p + n, "late.exe", 9);
+        n += 9;
+        n += utf16(p + n, "late");
+        n += utf16(p + n, "");
+        n += utf16(p + n, "");
+        put(0, etl_record_perfinfo64(rec, WMI_LOG_TYPE_PROCESS_DC_START, 4, ts, NULL, 0, p, n));
+        memset(p, 0, sizeof(p));
+        u32(p, pid);
+        u32(p + 4, tid);
+        u64(p + 40, 0x3);
+        p[68] = 8;
+        n = 72 + utf16(p + 72, "late");
+        put(0, etl_record_system64(rec, WMI_LOG_TYPE_THREAD_DC_START, 4, 0, 0, ts, p, n));
+}
+
+static void late_image(uint32_t pid, const char *elf, uint64_t ts)
+{
+        uint8_t p[1200] = {0};
+        u64(p, LATE_BASE);
+        u64(p + 8, 0x1000000);
+        u32(p + 16, pid);
+        u64(p + 32, LATE_BASE);
+        uint32_t n = 56 + utf16(p + 56, elf);
+        put(1, etl_record_perfinfo64(rec, WMI_LOG_TYPE_IMAGE_DC_END, 3, ts, NULL, 0, p, n));
+}
+
+/* A sample of pid's thread tid on cpu at ts, at and under offsets of the image, with its stack
+   (3 frames); the offsets from *seed. */
+static void late_sample(uint32_t cpu, uint64_t ts, uint32_t pid, uint32_t tid, uint64_t *seed)
+{
+        uint64_t frames[3];
+        for (uint32_t f = 0; f < 3; f++) {
+                *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+                uint32_t r = (uint32_t)(*seed >> 33);
+                frames[f] = LATE_BASE + 0x1000 + (f == 0 ? r % 48 : 48 + r % 12) * 0x40;
+        }
+        sampled_profile(cpu, ts, frames[0], tid);
+        uint8_t p[16 + 8 * 3];
+        u64(p, ts);
+        u32(p + 8, pid);
+        u32(p + 12, tid);
+        memcpy(p + 16, frames, sizeof(frames));
+        put(cpu, etl_record_perfinfo64(rec, WMI_LOG_TYPE_STACKWALK, 2, ts, NULL, 0, p, sizeof(p)));
+}
+
+static int late_images_trace(const char *elf, const char *out, const struct etl_writer_config *cfg)
+{
+        struct etl_error err;
+        if (etl_writer_new(&w, cfg) < 0 || etl_writer_open_file(w, out, true, &err) < 0) {
+                fprintf(stderr, "etl_fixture: cannot write %s\n", out);
+                return 1;
+        }
+        group_masks(ETL_WRITER_HEADER_CPU, START);
+        for (uint32_t c = 0; c < 2; c++)
+                put(c, perf_etw_session_cpu(rec, T(0), c, 2, 2, 0));
+        /* A (5001) twice as often as B (5101): the heavier place of each address of no image */
+        late_process(5001, 5002, T(1));
+        late_process(5101, 5102, T(1));
+        late_process(5201, 5202, T(1));
+        uint64_t seed = 7, ts = T(10);
+        for (uint32_t i = 0; i < 3000; i++) {
+                bool is_b = i % 3 == 2;
+                late_sample(i % 2, ts += 100000, is_b ? 5101 : 5001, is_b ? 5102 : 5002, &seed);
+        }
+        /* A's image, then C's samples (never an image), then B's image */
+        late_image(5001, elf, ts += 100000);
+        for (uint32_t i = 0; i < 400; i++)
+                late_sample(i % 2, ts += 100000, 5201, 5202, &seed);
+        late_image(5101, elf, ts += 100000);
+        if (etl_writer_close(w, FT_START + (int64_t)(ts - START) / 100, 0, 0) < 0)
+                return 1;
+        etl_writer_free(w);
+        return 0;
+}
+
 /* ---- --wpp: a WPP logger's trace (TraceMessage's records, ETL-FORMAT.md 2.7) ---- */
 
 /* A message record at rec: number num, OptionFlags flags, the GUID's first byte g, the time
@@ -491,10 +583,13 @@ int main(int argc, char **argv)
         bool is_lbr_image = argc >= 4 && strcmp(argv[1], "--lbr-image") == 0;
         is_hostile = argc == 3 && strcmp(argv[1], "--hostile") == 0;
         bool is_wpp = argc == 3 && strcmp(argv[1], "--wpp") == 0;
-        if (argc != 2 && !is_pdb_image && !is_lbr_image && !is_hostile && !is_wpp) {
+        bool is_late_images = argc == 4 && strcmp(argv[1], "--late-images") == 0;
+        if (argc != 2 && !is_pdb_image && !is_lbr_image && !is_hostile && !is_wpp &&
+            !is_late_images) {
                 fprintf(stderr, "usage: etl_fixture [--hostile|--wpp] OUT.etl\n"
                                 "       etl_fixture --pdb-image[-raw] IMAGE OUT.etl RVA:COUNT...\n"
-                                "       etl_fixture --lbr-image ELF OUT.etl FROM:TO:COUNT...\n");
+                                "       etl_fixture --lbr-image ELF OUT.etl FROM:TO:COUNT...\n"
+                                "       etl_fixture --late-images ELF OUT.etl\n");
                 return 2;
         }
         struct etl_writer_config cfg = {
@@ -520,6 +615,8 @@ int main(int argc, char **argv)
                 return pdb_image_trace(argc, argv, &cfg);
         if (argc >= 4 && strcmp(argv[1], "--lbr-image") == 0)
                 return lbr_image_trace(argc, argv, &cfg);
+        if (is_late_images)
+                return late_images_trace(argv[2], argv[3], &cfg);
         if (is_wpp) {
                 cfg.logger_name = "CldFltLog";
                 return wpp_trace(argv[2], &cfg);

@@ -92,13 +92,15 @@ uint64_t calltree_nr_unplaced_located(const struct calltree *t);
    nothing. */
 void calltree_refresh(struct calltree *t, const struct agg_settings *s);
 
-/* Brings the tree up to what came: the samples whose stacks never came count (their address
-   alone), functions named since merge. calltree_children(0) does it first; the loop does it
+/* Brings the tree up to what came: live, the samples whose stacks have not come count (their
+   address alone); functions named since merge. calltree_children(0) does it first; the loop does it
    before the views read the tree (profile_catch_up). The memos' counts settle where counts are
    read (calltree_children, calltree_nr_samples_top_down), not here: walking every new stack's
    path to the root at each refresh was a twentieth of a live screen's CPU while no view showed
    the tree. */
 void calltree_catch_up(struct calltree *t);
+/* The trace's end: the samples still waiting for a stack count, their address alone. */
+void calltree_samples_end(struct calltree *t);
 
 /* The children of node (0: the root) in one tree, largest count first. The array belongs to
    t until the next call. */

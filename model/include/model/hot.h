@@ -123,6 +123,9 @@ void hot_set_place_keys(struct hot *h, enum hot_grouping widest);
    describes its images only at its end): their rows name them once they have loaded. */
 void hot_want_unplaced(struct hot *h);
 void hot_refresh(struct hot *h);
+/* The trace's end: the samples still waiting for a stack count as they are (a trace read keeps
+   them waiting through every look at the rows: the stack may come next). */
+void hot_samples_end(struct hot *h);
 /* What the caps folded or left without a place of its own. */
 void hot_caps(const struct hot *h, struct hot_caps *out);
 

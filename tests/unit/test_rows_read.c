@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: MIT */
+/* test_rows_read.c: the hot functions' rows do not depend on when the screen builds them. A
+   replay's screen builds the rows again and again while its feed decodes the file a slice at a
+   time (incremental builds, some given up part way, whole ones), and a trace's images may come
+   after the samples they place (a window saved without its start has them only in its end
+   rundown). Once the file is read and its end applied, the rows must be those of one build
+   after the whole read (the batch's), whatever the slices: each of the shared samples (Windows
+   traces and perf.data files), and a trace whose images come at its end (etl_fixture
+   --late-images), read with builds at every slice of three sizes, the rows compared by module
+   path, function name, address and counts, by function and by process, and the callers tree's
+   first two levels. */
+#include <limits.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "feed.h"
+#include "model/calltree.h"
+#include "model/hot.h"
+#include "model/profile.h"
+#include "symbols/symbols.h"
+
+static struct profile *model_new(void)
+{
+        /* names loaded at their first lookup: no row waits on the symbol thread */
+        struct profile_options po = {
+                .is_synchronous = true, .max_functions = 1u << 18, .has_call_tree = true};
+        return profile_new(&po);
+}
+
+struct row_texts {
+        char **text;
+        uint32_t nr;
+};
+
+static int by_text(const void *a, const void *b)
+{
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* p's rows of source by grouping g, each as one line (the store's ids are its own:
+   module paths and names are what two stores share), sorted. */
+static struct row_texts rows_of(struct profile *p, uint16_t source, enum hot_grouping g)
+{
+        const struct hot_row *rows;
+        uint32_t n = hot_functions_by(profile_hot(p), source, g, false, &rows);
+        struct row_texts t = {calloc(n + 1, sizeof(char *)), n};
+        assert_non_null(t.text);
+        for (uint32_t i = 0; i < n; i++) {
+                const struct hot_row *r = &rows[i];
+                struct sym_module_info mi;
+                const char *path = "";
+                if (r->module && sym_module_info(profile_store(p), r->module, &mi))
+                        path = mi.path;
+                char line[1024];
+                snprintf(line, sizeof(line), "%s|%s|%#llx|pid %u|self %llu|total %llu", path,
+                         r->name ? r->name : "", (unsigned long long)(r->function ? 0 : r->rel),
+                         g == HOT_BY_PROCESS ? r->pid : 0, (unsigned long long)r->self,
+                         (unsigned long long)r->total);
+                t.text[i] = strdup(line);
+                assert_non_null(t.text[i]);
+        }
+        qsort(t.text, n, sizeof(*t.text), by_text);
+        return t;
+}
+
+static void texts_free(struct row_texts *t)
+{
+        for (uint32_t i = 0; i < t->nr; i++)
+                free(t->text[i]);
+        free(t->text);
+}
+
+/* One line of a node of p's callers tree (a row of the callers view), at depth. */
+static char *node_text(struct profile *p, const struct calltree_row *r, uint32_t depth)
+{
+        struct sym_module_info mi;
+        const char *path = "";
+        if (r->module && sym_module_info(profile_store(p), r->module, &mi))
+                path = mi.path;
+        char line[1024];
+        snprintf(line, sizeof(line), "%u|%s|%s|%#llx|count %llu|self %llu", depth, path,
+                 sym_name(profile_store(p), r->function),
+                 (unsigned long long)(r->function ? 0 : r->rel), (unsigned long long)r->count,
+                 (unsigned long long)r->self);
+        return strdup(line);
+}
+
+/* p's callers tree, its roots and each root's callers (not their paths: a line for each
+   node, sorted). */
+static struct row_texts tree_of(struct profile *p)
+{
+        struct calltree *t = profile_calltree(p);
+        const struct calltree_row *rows;
+        uint32_t n = calltree_children(t, true, 0, &rows);
+        struct calltree_row *roots = malloc((n + 1) * sizeof(*roots));
+        assert_non_null(roots);
+        if (n)
+                memcpy(roots, rows, n * sizeof(*roots));
+        struct row_texts out = {malloc(sizeof(char *)), 0};
+        uint32_t cap = 1;
+        assert_non_null(out.text);
+        for (uint32_t i = 0; i < n; i++) {
+                const struct calltree_row *kids = NULL;
+                uint32_t nk = roots[i].has_children
+                                      ? calltree_children(t, true, roots[i].node, &kids)
+                                      : 0;
+                if (out.nr + nk + 1 > cap) {
+                        cap = 2 * (out.nr + nk + 1);
+                        out.text = realloc(out.text, cap * sizeof(char *));
+                        assert_non_null(out.text);
+                }
+                out.text[out.nr++] = node_text(p, &roots[i], 0);
+                for (uint32_t k = 0; k < nk; k++)
+                        out.text[out.nr++] = node_text(p, &kids[k], 1);
+        }
+        free(roots);
+        qsort(out.text, out.nr, sizeof(*out.text), by_text);
+        return out;
+}
+
+/* The lines of a and b that differ, 8 of them shown; how many. */
+static uint32_t texts_diff(const struct row_texts *a, const struct row_texts *b, const char *what)
+{
+        uint32_t nr_diff = 0;
+        for (uint32_t i = 0, j = 0; i < a->nr || j < b->nr;) {
+                int c = i == a->nr ? 1 : j == b->nr ? -1 : strcmp(a->text[i], b->text[j]);
+                if (c && nr_diff++ < 8)
+                        fprintf(stderr, "%s: %s %s\n", what,
+                                c < 0 ? "only read whole:" : "only built while read:",
+                                c < 0 ? a->text[i] : b->text[j]);
+                i += c <= 0;
+                j += c >= 0;
+        }
+        if (nr_diff)
+                fprintf(stderr, "%s: %u lines differ of %u and %u\n", what, nr_diff, a->nr, b->nr);
+        return nr_diff;
+}
+
+static uint32_t nr_trees; /* files whose callers tree had nodes */
+
+static void assert_same_rows(struct profile *whole, struct profile *built, uint16_t source,
+                             const char *what)
+{
+        const enum hot_grouping gs[] = {HOT_BY_FUNCTION, HOT_BY_PROCESS};
+        char label[PATH_MAX + 128];
+        for (size_t k = 0; k < 2; k++) {
+                struct row_texts a = rows_of(whole, source, gs[k]),
+                                 b = rows_of(built, source, gs[k]);
+                snprintf(label, sizeof(label), "%s, rows by %s", what,
+                         gs[k] == HOT_BY_FUNCTION ? "function" : "process");
+                assert_int_equal(texts_diff(&a, &b, label), 0);
+                assert_true(a.nr > 0);
+                texts_free(&a);
+                texts_free(&b);
+        }
+        struct row_texts a = tree_of(whole), b = tree_of(built);
+        snprintf(label, sizeof(label), "%s, the callers tree", what);
+        assert_int_equal(texts_diff(&a, &b, label), 0);
+        nr_trees += a.nr > 0; /* (the tree counts the timer's samples) */
+        texts_free(&a);
+        texts_free(&b);
+}
+
+/* path read as the screen reads it, slice records a turn, the rows of source built after each
+   turn. */
+static struct profile *read_building(const char *path, uint16_t source, uint32_t slice,
+                                     uint32_t *nr_builds)
+{
+        struct profile *p = model_new();
+        struct feed *f = NULL;
+        char err[512];
+        assert_int_equal(feed_open(&f, p, path, NULL, true, err, sizeof(err)), 0);
+        feed_set_slice(f, slice);
+        assert_int_equal(feed_start(f), 0);
+        *nr_builds = 0;
+        const struct hot_row *rows;
+        while (!feed_is_done(f, NULL)) {
+                bool has_backlog = feed_drain(f, INT64_MAX / 2);
+                hot_functions_by(profile_hot(p), source, HOT_BY_FUNCTION, false, &rows);
+                profile_catch_up(p); /* the screen's loop, before its views read the tree */
+                (*nr_builds)++;
+                if (!has_backlog && feed_arm(f)) {
+                        struct pollfd pf = {feed_fd(f), POLLIN, 0};
+                        poll(&pf, 1, 1000); /* an upper bound only: the feed wakes it */
+                }
+        }
+        while (feed_drain(f, INT64_MAX / 2))
+                ;
+        ULONG status = 1;
+        assert_true(feed_is_done(f, &status));
+        assert_int_equal(status, ERROR_SUCCESS);
+        feed_close(f);
+        /* the trace's end as the screen applies it, then a build as its next refresh */
+        profile_end(p);
+        hot_functions_by(profile_hot(p), source, HOT_BY_FUNCTION, false, &rows);
+        return p;
+}
+
+static void test_rows_same_however_built(void **state)
+{
+        (void)state;
+        const char *unpacked = getenv("ETWTOP_SAMPLES_UNPACKED"),
+                   *samples = getenv("ETWTOP_SAMPLES");
+        if (!unpacked || !samples || !*samples) {
+                fprintf(stderr, "no ETWTOP_SAMPLES / ETWTOP_SAMPLES_UNPACKED: skipped\n");
+                skip();
+        }
+        /* the trace whose images come at its end, of this program's image */
+        static char late_dir[] = "/tmp/etwtop-rows-XXXXXX";
+        const char *fixture = getenv("ETL_FIXTURE");
+        const char *late = late_dir;
+        char exe[PATH_MAX], cmd[3 * PATH_MAX];
+        ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        assert_true(len > 0);
+        exe[len] = '\0';
+        assert_non_null(mkdtemp(late_dir));
+        if (fixture) {
+                snprintf(cmd, sizeof(cmd), "'%s' --late-images '%s' '%s/late.etl'", fixture, exe,
+                         late_dir);
+                assert_int_equal(system(cmd), 0);
+        } else {
+                fprintf(stderr, "no ETL_FIXTURE (run through ctest): the late images' trace left "
+                                "out\n");
+        }
+        const struct {
+                const char *const *dir;
+                const char *name;
+        } files[] = {
+                {&late, "late.etl"},
+                {&unpacked, "net.4.5.2.x64.etl"},
+                {&unpacked, "gcevents/PerfViewData.etl"},
+                {&samples, "etlparser_lxcore_kernel.etl"},
+                {&samples, "perf/perf.data.busy.0-3.4"},
+                {&samples, "perf/perf.data.callgraph_and_branch-3.4"},
+                {&samples, "perf/perf_b.data"},
+        };
+        const uint32_t slices[] = {4096, 500, 61};
+        uint32_t nr_read = 0;
+        for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+                char path[PATH_MAX];
+                snprintf(path, sizeof(path), "%s/%s", *files[i].dir, files[i].name);
+                FILE *fp = fopen(path, "rb");
+                if (!fp) {
+                        fprintf(stderr, "no %s: passed over\n", path);
+                        continue;
+                }
+                fclose(fp);
+                struct profile *whole = model_new();
+                struct feed *f = NULL;
+                char err[512];
+                assert_int_equal(
+                        feed_replay_file(&f, whole, path, false, 0, false, 0, err, sizeof(err)), 0);
+                feed_close(f);
+                profile_end(whole);
+                /* the first source sampled: the timer's, or a perf.data's first event */
+                uint16_t source;
+                if (!hot_sources(profile_hot(whole), &source, 1) ||
+                    !hot_nr_samples(profile_hot(whole), source)) {
+                        fprintf(stderr, "%s: no samples, passed over\n", path);
+                        profile_free(whole);
+                        continue;
+                }
+                for (size_t s = 0; s < sizeof(slices) / sizeof(slices[0]); s++) {
+                        uint32_t nr_builds;
+                        struct profile *built = read_building(path, source, slices[s], &nr_builds);
+                        char what[PATH_MAX + 64];
+                        snprintf(what, sizeof(what), "%s, source %u, %u records a slice, %u builds",
+                                 files[i].name, source, slices[s], nr_builds);
+                        print_message("%s\n", what);
+                        assert_same_rows(whole, built, source, what);
+                        profile_free(built);
+                }
+                profile_free(whole);
+                nr_read++;
+        }
+        snprintf(cmd, sizeof(cmd), "%s/late.etl", late_dir);
+        unlink(cmd);
+        rmdir(late_dir);
+        assert_true(nr_read > 0);
+        assert_true(nr_trees > 0);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_rows_same_however_built),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
