@@ -434,7 +434,8 @@ static int lbr_image_trace(int argc, char **argv, const struct etl_writer_config
 
 #define LATE_BASE 0x400000ull
 
-static void late_process(uint32_t pid, uint32_t tid, uint64_t ts)
+/* Process pid and its threads pid + 1 (on CPU 0) and pid + 2 (on CPU 1). */
+static void late_process(uint32_t pid, uint64_t ts)
 {
         uint8_t p[256] = {0};
         u64(p, 0xffff900000001000ull + pid); /* UniqueProcessKey */
@@ -448,13 +449,15 @@ static void late_process(uint32_t pid, uint32_t tid, uint64_t ts)
         n += utf16(p + n, "");
         n += utf16(p + n, "");
         put(0, etl_record_perfinfo64(rec, WMI_LOG_TYPE_PROCESS_DC_START, 4, ts, NULL, 0, p, n));
-        memset(p, 0, sizeof(p));
-        u32(p, pid);
-        u32(p + 4, tid);
-        u64(p + 40, 0x3);
-        p[68] = 8;
-        n = 72 + utf16(p + 72, "late");
-        put(0, etl_record_system64(rec, WMI_LOG_TYPE_THREAD_DC_START, 4, 0, 0, ts, p, n));
+        for (uint32_t tid = pid + 1; tid <= pid + 2; tid++) {
+                memset(p, 0, sizeof(p));
+                u32(p, pid);
+                u32(p + 4, tid);
+                u64(p + 40, 0x3);
+                p[68] = 8;
+                n = 72 + utf16(p + 72, "late");
+                put(0, etl_record_system64(rec, WMI_LOG_TYPE_THREAD_DC_START, 4, 0, 0, ts, p, n));
+        }
 }
 
 static void late_image(uint32_t pid, const char *elf, uint64_t ts)
@@ -468,10 +471,20 @@ static void late_image(uint32_t pid, const char *elf, uint64_t ts)
         put(1, etl_record_perfinfo64(rec, WMI_LOG_TYPE_IMAGE_DC_END, 3, ts, NULL, 0, p, n));
 }
 
-/* A sample of pid's thread tid on cpu at ts, at and under offsets of the image, with its stack
-   (3 frames); the offsets from *seed. */
-static void late_sample(uint32_t cpu, uint64_t ts, uint32_t pid, uint32_t tid, uint64_t *seed)
+/* A sample of pid's thread on cpu at ts, at and under offsets of the image, with its stack (3
+   frames); the offsets from *seed. The thread switched in first where another ran (readied by
+   it, the other waiting then). */
+static void late_sample(uint32_t cpu, uint64_t ts, uint32_t pid, uint64_t *seed)
 {
+        static uint32_t on_cpu[2];
+        uint32_t tid = pid + 1 + cpu;
+        if (on_cpu[cpu] != tid) {
+                if (on_cpu[cpu])
+                        ready_thread(cpu, ts - 20000, on_cpu[cpu], tid);
+                cswitch(cpu, ts - 10000, tid, on_cpu[cpu], 5 /* Waiting */, (uint8_t)(*seed % 7),
+                        NULL);
+                on_cpu[cpu] = tid;
+        }
         uint64_t frames[3];
         for (uint32_t f = 0; f < 3; f++) {
                 *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
@@ -498,18 +511,16 @@ static int late_images_trace(const char *elf, const char *out, const struct etl_
         for (uint32_t c = 0; c < 2; c++)
                 put(c, perf_etw_session_cpu(rec, T(0), c, 2, 2, 0));
         /* A (5001) twice as often as B (5101): the heavier place of each address of no image */
-        late_process(5001, 5002, T(1));
-        late_process(5101, 5102, T(1));
-        late_process(5201, 5202, T(1));
+        late_process(5001, T(1));
+        late_process(5101, T(1));
+        late_process(5201, T(1));
         uint64_t seed = 7, ts = T(10);
-        for (uint32_t i = 0; i < 3000; i++) {
-                bool is_b = i % 3 == 2;
-                late_sample(i % 2, ts += 100000, is_b ? 5101 : 5001, is_b ? 5102 : 5002, &seed);
-        }
+        for (uint32_t i = 0; i < 3000; i++)
+                late_sample(i % 2, ts += 100000, i % 3 == 2 ? 5101 : 5001, &seed);
         /* A's image, then C's samples (never an image), then B's image */
         late_image(5001, elf, ts += 100000);
         for (uint32_t i = 0; i < 400; i++)
-                late_sample(i % 2, ts += 100000, 5201, 5202, &seed);
+                late_sample(i % 2, ts += 100000, 5201, &seed);
         late_image(5101, elf, ts += 100000);
         if (etl_writer_close(w, FT_START + (int64_t)(ts - START) / 100, 0, 0) < 0)
                 return 1;
