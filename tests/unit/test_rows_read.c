@@ -23,6 +23,8 @@
 #include <cmocka.h>
 
 #include "feed.h"
+#include "model/aggregate.h"
+#include "model/branches.h"
 #include "model/calltree.h"
 #include "model/hot.h"
 #include "model/profile.h"
@@ -165,6 +167,37 @@ static struct row_texts switches_of(struct profile *p)
         return out;
 }
 
+/* One end of an edge as a line's part. */
+static void end_text(struct profile *p, const struct branches_end *e, char *buf, size_t size)
+{
+        struct sym_module_info mi;
+        const char *path = "";
+        if (e->loc.module && sym_module_info(profile_store(p), e->loc.module, &mi))
+                path = mi.path;
+        snprintf(buf, size, "%s|%s|%#llx", path, sym_name(profile_store(p), e->function),
+                 (unsigned long long)e->offset);
+}
+
+/* p's branch edges (the LBR view) by group, every process's, a line each, sorted. */
+static struct row_texts edges_of(struct profile *p, enum branches_group group)
+{
+        const struct branches_row *rows;
+        uint32_t n = branches_rows(profile_branches(p), group, AGG_ALL, &rows);
+        struct row_texts out = {calloc(n + 1, sizeof(char *)), n};
+        assert_non_null(out.text);
+        for (uint32_t i = 0; i < n; i++) {
+                char from[512], to[512], line[1200];
+                end_text(p, &rows[i].from, from, sizeof(from));
+                end_text(p, &rows[i].to, to, sizeof(to));
+                snprintf(line, sizeof(line), "%s -> %s|pid %u|edges %u|count %llu|other %d", from,
+                         to, rows[i].pid, rows[i].nr_edges, (unsigned long long)rows[i].count,
+                         rows[i].is_other);
+                out.text[i] = strdup(line);
+        }
+        qsort(out.text, n, sizeof(*out.text), by_text);
+        return out;
+}
+
 /* The lines of a and b that differ, 8 of them shown; how many. */
 static uint32_t texts_diff(const struct row_texts *a, const struct row_texts *b, const char *what)
 {
@@ -185,6 +218,7 @@ static uint32_t texts_diff(const struct row_texts *a, const struct row_texts *b,
 
 static uint32_t nr_trees;    /* files whose callers tree had nodes */
 static uint32_t nr_switches; /* files with context switches */
+static uint32_t nr_edges;    /* files with branch edges (LBR) */
 
 static void assert_same_rows(struct profile *whole, struct profile *built, uint16_t source,
                              bool has_samples, const char *what)
@@ -207,6 +241,16 @@ static void assert_same_rows(struct profile *whole, struct profile *built, uint1
         nr_trees += a.nr > 0; /* (the tree counts the timer's samples) */
         texts_free(&a);
         texts_free(&b);
+        for (int g = BRANCHES_BY_EDGE; g <= BRANCHES_BY_FUNCTION; g++) {
+                a = edges_of(whole, (enum branches_group)g);
+                b = edges_of(built, (enum branches_group)g);
+                snprintf(label, sizeof(label), "%s, the branch edges by %s", what,
+                         g == BRANCHES_BY_EDGE ? "edge" : "function");
+                assert_int_equal(texts_diff(&a, &b, label), 0);
+                nr_edges += a.nr > 0;
+                texts_free(&a);
+                texts_free(&b);
+        }
         a = switches_of(whole);
         b = switches_of(built);
         snprintf(label, sizeof(label), "%s, the context switches", what);
@@ -229,9 +273,11 @@ static struct profile *read_building(const char *path, uint16_t source, uint32_t
         assert_int_equal(feed_start(f), 0);
         *nr_builds = 0;
         const struct hot_row *rows;
+        const struct branches_row *edges;
         while (!feed_is_done(f, NULL)) {
                 bool has_backlog = feed_drain(f, INT64_MAX / 2);
                 hot_functions_by(profile_hot(p), source, HOT_BY_FUNCTION, false, &rows);
+                branches_rows(profile_branches(p), BRANCHES_BY_EDGE, AGG_ALL, &edges);
                 profile_catch_up(p); /* the screen's loop, before its views read the tree */
                 (*nr_builds)++;
                 if (!has_backlog && feed_arm(f)) {
@@ -331,6 +377,7 @@ static void test_rows_same_however_built(void **state)
         assert_true(nr_read > 0);
         assert_true(nr_trees > 0);
         assert_true(nr_switches > 0);
+        assert_true(nr_edges > 0);
 }
 
 int main(void)
