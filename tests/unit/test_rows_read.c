@@ -42,6 +42,7 @@ static struct profile *model_new(void)
 struct row_texts {
         char **text;
         uint32_t nr;
+        uint64_t self; /* rows_of: the rows' self counts, summed */
 };
 
 static int by_text(const void *a, const void *b)
@@ -55,7 +56,7 @@ static struct row_texts rows_of(struct profile *p, uint16_t source, enum hot_gro
 {
         const struct hot_row *rows;
         uint32_t n = hot_functions_by(profile_hot(p), source, g, false, &rows);
-        struct row_texts t = {calloc(n + 1, sizeof(char *)), n};
+        struct row_texts t = {calloc(n + 1, sizeof(char *)), n, 0};
         assert_non_null(t.text);
         for (uint32_t i = 0; i < n; i++) {
                 const struct hot_row *r = &rows[i];
@@ -64,10 +65,11 @@ static struct row_texts rows_of(struct profile *p, uint16_t source, enum hot_gro
                 if (r->module && sym_module_info(profile_store(p), r->module, &mi))
                         path = mi.path;
                 char line[1024];
-                snprintf(line, sizeof(line), "%s|%s|%#llx|pid %u|self %llu|total %llu", path,
+                snprintf(line, sizeof(line), "%s|%s|%#llx|pid %u|tid %u|self %llu|total %llu", path,
                          r->name ? r->name : "", (unsigned long long)(r->function ? 0 : r->rel),
-                         g == HOT_BY_PROCESS ? r->pid : 0, (unsigned long long)r->self,
-                         (unsigned long long)r->total);
+                         g != HOT_BY_FUNCTION ? r->pid : 0, g == HOT_BY_THREAD ? r->tid : 0,
+                         (unsigned long long)r->self, (unsigned long long)r->total);
+                t.self += r->self;
                 t.text[i] = strdup(line);
                 assert_non_null(t.text[i]);
         }
@@ -108,7 +110,7 @@ static struct row_texts tree_of(struct profile *p)
         assert_non_null(roots);
         if (n)
                 memcpy(roots, rows, n * sizeof(*roots));
-        struct row_texts out = {malloc(sizeof(char *)), 0};
+        struct row_texts out = {malloc(sizeof(char *)), 0, 0};
         uint32_t cap = 1;
         assert_non_null(out.text);
         for (uint32_t i = 0; i < n; i++) {
@@ -143,7 +145,7 @@ static struct row_texts switches_of(struct profile *p)
         if (n)
                 memcpy(copy, rows, n * sizeof(*copy));
         uint32_t nw = switches_waits(sw, &waits);
-        struct row_texts out = {calloc(n + nw + 1, sizeof(char *)), 0};
+        struct row_texts out = {calloc(n + nw + 1, sizeof(char *)), 0, 0};
         assert_non_null(out.text);
         char line[512];
         for (uint32_t i = 0; i < n; i++) {
@@ -183,7 +185,7 @@ static struct row_texts edges_of(struct profile *p, enum branches_group group)
 {
         const struct branches_row *rows;
         uint32_t n = branches_rows(profile_branches(p), group, AGG_ALL, &rows);
-        struct row_texts out = {calloc(n + 1, sizeof(char *)), n};
+        struct row_texts out = {calloc(n + 1, sizeof(char *)), n, 0};
         assert_non_null(out.text);
         for (uint32_t i = 0; i < n; i++) {
                 char from[512], to[512], line[1200];
@@ -223,15 +225,17 @@ static uint32_t nr_edges;    /* files with branch edges (LBR) */
 static void assert_same_rows(struct profile *whole, struct profile *built, uint16_t source,
                              bool has_samples, const char *what)
 {
-        const enum hot_grouping gs[] = {HOT_BY_FUNCTION, HOT_BY_PROCESS};
+        const enum hot_grouping gs[] = {HOT_BY_FUNCTION, HOT_BY_PROCESS, HOT_BY_THREAD};
+        static const char *const by[] = {"function", "process", "thread"};
         char label[PATH_MAX + 128];
-        for (size_t k = 0; k < 2 && has_samples; k++) {
+        for (size_t k = 0; k < 3 && has_samples; k++) {
                 struct row_texts a = rows_of(whole, source, gs[k]),
                                  b = rows_of(built, source, gs[k]);
-                snprintf(label, sizeof(label), "%s, rows by %s", what,
-                         gs[k] == HOT_BY_FUNCTION ? "function" : "process");
+                snprintf(label, sizeof(label), "%s, rows by %s", what, by[k]);
                 assert_int_equal(texts_diff(&a, &b, label), 0);
                 assert_true(a.nr > 0);
+                /* every sample in one row of each grouping (the other row's among them) */
+                assert_int_equal(a.self, hot_nr_samples(profile_hot(whole), source));
                 texts_free(&a);
                 texts_free(&b);
         }
