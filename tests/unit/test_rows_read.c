@@ -301,28 +301,33 @@ static struct profile *read_building(const char *path, uint16_t source, uint32_t
         return p;
 }
 
-static void test_rows_same_however_built(void **state)
+/* ---- the traces read ---- */
+
+#define MAX_TRACES 8
+static char traces[MAX_TRACES][PATH_MAX]; /* the ones there */
+static const char *trace_names[MAX_TRACES];
+static uint32_t nr_traces;
+static char late_dir[] = "/tmp/etwtop-rows-XXXXXX";
+
+/* The traces: the one whose images come at its end (of this program's image, written by
+   etl_fixture), the shared samples' Windows traces and perf.data files. */
+static int traces_find(void **state)
 {
         (void)state;
         const char *unpacked = getenv("ETWTOP_SAMPLES_UNPACKED"),
                    *samples = getenv("ETWTOP_SAMPLES");
-        if (!unpacked || !samples || !*samples) {
-                fprintf(stderr, "no ETWTOP_SAMPLES / ETWTOP_SAMPLES_UNPACKED: skipped\n");
-                skip();
-        }
-        /* the trace whose images come at its end, of this program's image */
-        static char late_dir[] = "/tmp/etwtop-rows-XXXXXX";
         const char *fixture = getenv("ETL_FIXTURE");
         const char *late = late_dir;
         char exe[PATH_MAX], cmd[3 * PATH_MAX];
         ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-        assert_true(len > 0);
+        if (len <= 0 || !mkdtemp(late_dir))
+                return -1;
         exe[len] = '\0';
-        assert_non_null(mkdtemp(late_dir));
         if (fixture) {
                 snprintf(cmd, sizeof(cmd), "'%s' --late-images '%s' '%s/late.etl'", fixture, exe,
                          late_dir);
-                assert_int_equal(system(cmd), 0);
+                if (system(cmd) != 0)
+                        return -1;
         } else {
                 fprintf(stderr, "no ETL_FIXTURE (run through ctest): the late images' trace left "
                                 "out\n");
@@ -339,55 +344,260 @@ static void test_rows_same_however_built(void **state)
                 {&samples, "perf/perf.data.callgraph_and_branch-3.4"},
                 {&samples, "perf/perf_b.data"},
         };
-        const uint32_t slices[] = {4096, 500, 61};
-        uint32_t nr_read = 0;
         for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-                char path[PATH_MAX];
-                snprintf(path, sizeof(path), "%s/%s", *files[i].dir, files[i].name);
+                if (!*files[i].dir || !**files[i].dir) {
+                        fprintf(stderr, "%s: no ETWTOP_SAMPLES / ETWTOP_SAMPLES_UNPACKED\n",
+                                files[i].name);
+                        continue;
+                }
+                char *path = traces[nr_traces];
+                snprintf(path, PATH_MAX, "%s/%s", *files[i].dir, files[i].name);
                 FILE *fp = fopen(path, "rb");
                 if (!fp) {
                         fprintf(stderr, "no %s: passed over\n", path);
                         continue;
                 }
                 fclose(fp);
-                struct profile *whole = model_new();
-                struct feed *f = NULL;
-                char err[512];
-                assert_int_equal(
-                        feed_replay_file(&f, whole, path, false, 0, false, 0, err, sizeof(err)), 0);
-                feed_close(f);
-                profile_end(whole);
-                /* the first source sampled: the timer's, or a perf.data's first event (none: the
-                   switches alone) */
-                uint16_t source = 0;
-                bool has_samples = hot_sources(profile_hot(whole), &source, 1) &&
-                                   hot_nr_samples(profile_hot(whole), source);
+                trace_names[nr_traces++] = files[i].name;
+        }
+        return 0;
+}
+
+static int traces_forget(void **state)
+{
+        (void)state;
+        char path[PATH_MAX];
+        snprintf(path, sizeof(path), "%s/late.etl", late_dir);
+        unlink(path);
+        rmdir(late_dir);
+        return 0;
+}
+
+/* Trace i read whole by the batch's way; the first source sampled in *source (the timer's, or
+   a perf.data's first event), false when it has no samples. */
+static struct profile *read_whole(uint32_t i, bool has_from, double from_s, bool has_to,
+                                  double to_s, uint16_t *source, bool *has_samples)
+{
+        struct profile *p = model_new();
+        struct feed *f = NULL;
+        char err[512];
+        assert_int_equal(feed_replay_file(&f, p, traces[i], has_from, from_s, has_to, to_s, err,
+                                          sizeof(err)),
+                         0);
+        feed_close(f);
+        profile_end(p);
+        *source = 0;
+        *has_samples =
+                hot_sources(profile_hot(p), source, 1) && hot_nr_samples(profile_hot(p), *source);
+        return p;
+}
+
+static void test_rows_same_however_built(void **state)
+{
+        (void)state;
+        if (!nr_traces) {
+                fprintf(stderr, "no trace to read: skipped\n");
+                skip();
+        }
+        const uint32_t slices[] = {4096, 500, 61};
+        for (uint32_t i = 0; i < nr_traces; i++) {
+                uint16_t source;
+                bool has_samples;
+                struct profile *whole = read_whole(i, false, 0, false, 0, &source, &has_samples);
                 for (size_t s = 0; s < sizeof(slices) / sizeof(slices[0]); s++) {
                         uint32_t nr_builds;
-                        struct profile *built = read_building(path, source, slices[s], &nr_builds);
+                        struct profile *built =
+                                read_building(traces[i], source, slices[s], &nr_builds);
                         char what[PATH_MAX + 64];
                         snprintf(what, sizeof(what), "%s, source %u, %u records a slice, %u builds",
-                                 files[i].name, source, slices[s], nr_builds);
+                                 trace_names[i], source, slices[s], nr_builds);
                         print_message("%s\n", what);
                         assert_same_rows(whole, built, source, has_samples, what);
                         profile_free(built);
                 }
                 profile_free(whole);
-                nr_read++;
         }
-        snprintf(cmd, sizeof(cmd), "%s/late.etl", late_dir);
-        unlink(cmd);
-        rmdir(late_dir);
-        assert_true(nr_read > 0);
         assert_true(nr_trees > 0);
         assert_true(nr_switches > 0);
         assert_true(nr_edges > 0);
+}
+
+/* A row's key and counts (rows_keyed). */
+struct keyed {
+        char key[900];
+        uint64_t self, total;
+};
+
+static int by_key(const void *a, const void *b)
+{
+        return strcmp(((const struct keyed *)a)->key, ((const struct keyed *)b)->key);
+}
+
+/* p's rows of source by g, keyed (module path, name, address, process, thread), sorted. */
+static struct keyed *rows_keyed(struct profile *p, uint16_t source, enum hot_grouping g,
+                                uint32_t *nr)
+{
+        const struct hot_row *rows;
+        uint32_t n = hot_functions_by(profile_hot(p), source, g, false, &rows);
+        struct keyed *k = calloc(n + 1, sizeof(*k));
+        assert_non_null(k);
+        for (uint32_t i = 0; i < n; i++) {
+                const struct hot_row *r = &rows[i];
+                struct sym_module_info mi;
+                const char *path = "";
+                if (r->module && sym_module_info(profile_store(p), r->module, &mi))
+                        path = mi.path;
+                snprintf(k[i].key, sizeof(k[i].key), "%s|%s|%#llx|pid %u|tid %u", path,
+                         r->name ? r->name : "", (unsigned long long)(r->function ? 0 : r->rel),
+                         g != HOT_BY_FUNCTION ? r->pid : 0, g == HOT_BY_THREAD ? r->tid : 0);
+                k[i].self = r->self;
+                k[i].total = r->total;
+        }
+        qsort(k, n, sizeof(*k), by_key);
+        *nr = n;
+        return k;
+}
+
+/* The threads' switches of a, b and the whole read w: each thread's switches, on-CPU and
+   off-CPU time and readyings in the two windows add up to the whole's; how many differ. */
+static uint32_t switches_diff(struct profile *w, struct profile *a, struct profile *b,
+                              const char *what)
+{
+        struct profile *ps[3] = {w, a, b};
+        struct switches_row *rows[3];
+        uint32_t n[3];
+        for (int k = 0; k < 3; k++) {
+                const struct switches_row *r;
+                n[k] = switches_threads(profile_switches(ps[k]), SWITCHES_BY_ID, &r);
+                rows[k] = malloc((n[k] + 1) * sizeof(*rows[k]));
+                assert_non_null(rows[k]);
+                if (n[k])
+                        memcpy(rows[k], r, n[k] * sizeof(*r));
+        }
+        uint32_t nr_diff = 0;
+        for (uint32_t i = 0; i < n[0]; i++) {
+                const struct switches_row *x = &rows[0][i];
+                uint64_t sum[4] = {0};
+                for (int k = 1; k < 3; k++)
+                        for (uint32_t j = 0; j < n[k]; j++) {
+                                const struct switches_row *y = &rows[k][j];
+                                if (y->tid != x->tid || y->is_other != x->is_other)
+                                        continue;
+                                sum[0] += y->nr_switches;
+                                sum[1] += y->on_cpu_ns;
+                                sum[2] += y->off_cpu_ns;
+                                sum[3] += y->nr_readied;
+                        }
+                if ((sum[0] != x->nr_switches || sum[1] != x->on_cpu_ns ||
+                     sum[2] != x->off_cpu_ns || sum[3] != x->nr_readied) &&
+                    nr_diff++ < 8)
+                        fprintf(stderr,
+                                "%s: thread %u: switches %llu of %llu, on-CPU %llu of %llu ns, "
+                                "off-CPU %llu of %llu ns, readied %llu of %llu\n",
+                                what, x->tid, (unsigned long long)sum[0],
+                                (unsigned long long)x->nr_switches, (unsigned long long)sum[1],
+                                (unsigned long long)x->on_cpu_ns, (unsigned long long)sum[2],
+                                (unsigned long long)x->off_cpu_ns, (unsigned long long)sum[3],
+                                (unsigned long long)x->nr_readied);
+        }
+        for (int k = 0; k < 3; k++)
+                free(rows[k]);
+        return nr_diff;
+}
+
+/* A trace's time cut in two windows, [0, cut) and [cut, its end): each row's self and total
+   counts of the two add up to the whole read's, for cuts at a quarter, a half and three
+   quarters of the trace (a sample and its stack count in the sample's window, whichever the
+   stack's own time; every sample counts in one window). */
+static void test_windows_add_up(void **state)
+{
+        (void)state;
+        if (!nr_traces) {
+                fprintf(stderr, "no trace to read: skipped\n");
+                skip();
+        }
+        uint32_t nr_checked = 0;
+        for (uint32_t i = 0; i < nr_traces; i++) {
+                uint16_t source;
+                bool has_samples;
+                struct profile *whole = read_whole(i, false, 0, false, 0, &source, &has_samples);
+                const struct profile_trace *tr = profile_trace(whole);
+                double span_s = (double)tr->last_ns / 1e9;
+                if (!has_samples || span_s <= 0) {
+                        profile_free(whole);
+                        continue;
+                }
+                for (uint32_t q = 1; q <= 3; q++) {
+                        double cut_s = span_s * q / 4;
+                        uint16_t s1, s2;
+                        bool h1, h2;
+                        struct profile *a = read_whole(i, false, 0, true, cut_s, &s1, &h1);
+                        struct profile *b = read_whole(i, true, cut_s, false, 0, &s2, &h2);
+                        /* a cut inside the samples: each window has some */
+                        assert_true(hot_nr_samples(profile_hot(a), source) > 0);
+                        assert_true(hot_nr_samples(profile_hot(b), source) > 0);
+                        for (int g = HOT_BY_FUNCTION; g <= HOT_BY_THREAD; g++) {
+                                uint32_t nw, na, nb;
+                                struct keyed *w = rows_keyed(whole, source, g, &nw);
+                                struct keyed *x = rows_keyed(a, source, g, &na);
+                                struct keyed *y = rows_keyed(b, source, g, &nb);
+                                uint32_t nr_diff = 0;
+                                for (uint32_t k = 0; k < nw; k++) {
+                                        struct keyed *fx =
+                                                bsearch(&w[k], x, na, sizeof(*x), by_key);
+                                        struct keyed *fy =
+                                                bsearch(&w[k], y, nb, sizeof(*y), by_key);
+                                        uint64_t self = (fx ? fx->self : 0) + (fy ? fy->self : 0);
+                                        uint64_t total =
+                                                (fx ? fx->total : 0) + (fy ? fy->total : 0);
+                                        if ((self != w[k].self || total != w[k].total) &&
+                                            nr_diff++ < 8)
+                                                fprintf(stderr,
+                                                        "%s cut at %.6f s, grouping %d: %s: "
+                                                        "self %llu+%llu of %llu, total %llu+%llu "
+                                                        "of %llu\n",
+                                                        trace_names[i], cut_s, g, w[k].key,
+                                                        (unsigned long long)(fx ? fx->self : 0),
+                                                        (unsigned long long)(fy ? fy->self : 0),
+                                                        (unsigned long long)w[k].self,
+                                                        (unsigned long long)(fx ? fx->total : 0),
+                                                        (unsigned long long)(fy ? fy->total : 0),
+                                                        (unsigned long long)w[k].total);
+                                }
+                                /* and no row of a window that the whole read lacks */
+                                for (uint32_t k = 0; k < na + nb; k++) {
+                                        const struct keyed *r = k < na ? &x[k] : &y[k - na];
+                                        if (!bsearch(r, w, nw, sizeof(*w), by_key) && nr_diff++ < 8)
+                                                fprintf(stderr,
+                                                        "%s cut at %.6f s: %s only in a window\n",
+                                                        trace_names[i], cut_s, r->key);
+                                }
+                                assert_int_equal(nr_diff, 0);
+                                assert_int_equal(hot_nr_samples(profile_hot(a), source) +
+                                                         hot_nr_samples(profile_hot(b), source),
+                                                 hot_nr_samples(profile_hot(whole), source));
+                                free(w);
+                                free(x);
+                                free(y);
+                        }
+                        char what[PATH_MAX + 64];
+                        snprintf(what, sizeof(what), "%s cut at %.6f s", trace_names[i], cut_s);
+                        assert_int_equal(switches_diff(whole, a, b, what), 0);
+                        profile_free(a);
+                        profile_free(b);
+                }
+                print_message("%s: three cuts add up\n", trace_names[i]);
+                nr_checked++;
+                profile_free(whole);
+        }
+        assert_true(nr_checked > 0);
 }
 
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_rows_same_however_built),
+                cmocka_unit_test(test_windows_add_up),
         };
-        return cmocka_run_group_tests(tests, NULL, NULL);
+        return cmocka_run_group_tests(tests, traces_find, traces_forget);
 }
