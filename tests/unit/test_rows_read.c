@@ -6,7 +6,8 @@
    rundown). Once the file is read and its end applied, the rows must be those of one build
    after the whole read (the batch's), whatever the slices: each of the shared samples (Windows
    traces and perf.data files), and a trace whose images come at its end (etl_fixture
-   --late-images), read with builds at every slice of three sizes, the rows compared by module
+   --late-images), read as the screen reads it (its names on the symbol thread) with builds at
+   every slice of three sizes, the rows compared by module
    path, function name, address and counts, by function and by process, and the callers tree's
    first two levels. */
 #include <limits.h>
@@ -31,12 +32,19 @@
 #include "model/switches.h"
 #include "symbols/symbols.h"
 
-static struct profile *model_new(void)
+/* A model as the screen's (names loaded on the symbol thread), or with names loaded at their
+   first lookup (is_synchronous: the whole reads'); the names awaited before any comparison
+   (names_settle). */
+static struct profile *model_new(bool is_synchronous)
 {
-        /* names loaded at their first lookup: no row waits on the symbol thread */
         struct profile_options po = {
-                .is_synchronous = true, .max_functions = 1u << 18, .has_call_tree = true};
+                .is_synchronous = is_synchronous, .max_functions = 1u << 18, .has_call_tree = true};
         return profile_new(&po);
+}
+
+static void names_settle(struct profile *p)
+{
+        sym_store_wait(profile_store(p));
 }
 
 struct row_texts {
@@ -54,6 +62,7 @@ static int by_text(const void *a, const void *b)
    module paths and names are what two stores share), sorted. */
 static struct row_texts rows_of(struct profile *p, uint16_t source, enum hot_grouping g)
 {
+        names_settle(p);
         const struct hot_row *rows;
         uint32_t n = hot_functions_by(profile_hot(p), source, g, false, &rows);
         struct row_texts t = {calloc(n + 1, sizeof(char *)), n, 0};
@@ -103,6 +112,7 @@ static char *node_text(struct profile *p, const struct calltree_row *r, uint32_t
    node, sorted). */
 static struct row_texts tree_of(struct profile *p)
 {
+        names_settle(p);
         struct calltree *t = profile_calltree(p);
         const struct calltree_row *rows;
         uint32_t n = calltree_children(t, true, 0, &rows);
@@ -183,6 +193,7 @@ static void end_text(struct profile *p, const struct branches_end *e, char *buf,
 /* p's branch edges (the LBR view) by group, every process's, a line each, sorted. */
 static struct row_texts edges_of(struct profile *p, enum branches_group group)
 {
+        names_settle(p);
         const struct branches_row *rows;
         uint32_t n = branches_rows(profile_branches(p), group, AGG_ALL, &rows);
         struct row_texts out = {calloc(n + 1, sizeof(char *)), n, 0};
@@ -269,7 +280,7 @@ static void assert_same_rows(struct profile *whole, struct profile *built, uint1
 static struct profile *read_building(const char *path, uint16_t source, uint32_t slice,
                                      uint32_t *nr_builds)
 {
-        struct profile *p = model_new();
+        struct profile *p = model_new(false);
         struct feed *f = NULL;
         char err[512];
         assert_int_equal(feed_open(&f, p, path, NULL, true, err, sizeof(err)), 0);
@@ -378,7 +389,7 @@ static int traces_forget(void **state)
 static struct profile *read_whole(uint32_t i, bool has_from, double from_s, bool has_to,
                                   double to_s, uint16_t *source, bool *has_samples)
 {
-        struct profile *p = model_new();
+        struct profile *p = model_new(true);
         struct feed *f = NULL;
         char err[512];
         assert_int_equal(feed_replay_file(&f, p, traces[i], has_from, from_s, has_to, to_s, err,
@@ -437,6 +448,7 @@ static int by_key(const void *a, const void *b)
 static struct keyed *rows_keyed(struct profile *p, uint16_t source, enum hot_grouping g,
                                 uint32_t *nr)
 {
+        names_settle(p);
         const struct hot_row *rows;
         uint32_t n = hot_functions_by(profile_hot(p), source, g, false, &rows);
         struct keyed *k = calloc(n + 1, sizeof(*k));
