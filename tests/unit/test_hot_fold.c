@@ -569,6 +569,24 @@ static void unplaced_samples(struct hot *h, uint32_t pid, uint64_t ip, int64_t *
         hot_refresh(h);
 }
 
+/* Process pid's image (this program's file) at 0x7000 (4 KiB), in the store and as its event to
+   h. */
+static void image_comes(struct hot *h, struct sym_store *store, uint32_t pid, int64_t *t)
+{
+        char exe[4096];
+        ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        assert_true(len > 0);
+        exe[len] = '\0';
+        struct sym_image im = {pid, 0x7000, 0x1000, 0, exe, NULL, 0, 0, 0};
+        sym_image_load(store, &im);
+        struct kevent ev = ev_base(KEV_IMAGE, 0, *t += 1000, pid, 0);
+        ev.image.pid = pid;
+        ev.image.base = 0x7000;
+        ev.image.size = 0x1000;
+        ev.image.file_name = exe;
+        hot_event(h, &ev);
+}
+
 /* How many of the rows by function are of no image. */
 static uint32_t nr_unplaced_rows(struct hot *h)
 {
@@ -585,10 +603,6 @@ static uint32_t nr_unplaced_rows(struct hot *h)
 static void test_rows_cache_unplaced(void **state)
 {
         struct sym_store *store = *state;
-        char exe[4096];
-        ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-        assert_true(len > 0);
-        exe[len] = '\0';
         struct hot *h = hot_new(store, 0);
         int64_t t = 1000000;
         unplaced_samples(h, 200, 0x7000, &t);
@@ -596,14 +610,7 @@ static void test_rows_cache_unplaced(void **state)
         for (uint32_t b = 0; b < 3; b++)
                 assert_int_equal(nr_unplaced_rows(h), 8);
         /* the image comes, with its event */
-        struct sym_image im = {200, 0x7000, 0x1000, 0, exe, NULL, 0, 0, 0};
-        sym_image_load(store, &im);
-        struct kevent ev = ev_base(KEV_IMAGE, 0, t += 1000, 200, 0);
-        ev.image.pid = 200;
-        ev.image.base = 0x7000;
-        ev.image.size = 0x1000;
-        ev.image.file_name = exe;
-        hot_event(h, &ev);
+        image_comes(h, store, 200, &t);
         assert_int_equal(nr_unplaced_rows(h), 0);
         hot_free(h);
 
@@ -642,10 +649,6 @@ static void test_rows_cache_unplaced(void **state)
 static void test_rows_unplaced_after_given_up_build(void **state)
 {
         struct sym_store *store = *state;
-        char exe[4096];
-        ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-        assert_true(len > 0);
-        exe[len] = '\0';
         struct hot *h = hot_new(store, 0);
         int64_t t = 1000000;
         /* 16 addresses, each sampled 3 times in process 300 and once in 301: one row each */
@@ -660,14 +663,7 @@ static void test_rows_unplaced_after_given_up_build(void **state)
         for (uint32_t b = 0; b < 3; b++)
                 assert_int_equal(nr_unplaced_rows(h), 16);
         /* process 300's image comes: its places leave the rows they were the heaviest of */
-        struct sym_image im = {300, 0x7000, 0x1000, 0, exe, NULL, 0, 0, 0};
-        sym_image_load(store, &im);
-        struct kevent ev = ev_base(KEV_IMAGE, 0, t += 1000, 300, 0);
-        ev.image.pid = 300;
-        ev.image.base = 0x7000;
-        ev.image.size = 0x1000;
-        ev.image.file_name = exe;
-        hot_event(h, &ev);
+        image_comes(h, store, 300, &t);
         /* every one of process 300's samples in the image's rows, once and at every build after */
         for (uint32_t b = 0; b < 3; b++) {
                 const struct hot_row *rows;

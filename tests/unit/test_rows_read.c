@@ -47,6 +47,13 @@ static void names_settle(struct profile *p)
         sym_store_wait(profile_store(p));
 }
 
+/* The path of p's module (its store's id), "" for none. */
+static const char *module_path(struct profile *p, uint32_t module)
+{
+        struct sym_module_info mi;
+        return module && sym_module_info(profile_store(p), module, &mi) ? mi.path : "";
+}
+
 struct row_texts {
         char **text;
         uint32_t nr;
@@ -58,31 +65,57 @@ static int by_text(const void *a, const void *b)
         return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* p's rows of source by grouping g, each as one line (the store's ids are its own:
-   module paths and names are what two stores share), sorted. */
-static struct row_texts rows_of(struct profile *p, uint16_t source, enum hot_grouping g)
+/* A row's key and counts (rows_keyed). */
+struct keyed {
+        char key[900];
+        uint64_t self, total;
+};
+
+static int by_key(const void *a, const void *b)
+{
+        return strcmp(((const struct keyed *)a)->key, ((const struct keyed *)b)->key);
+}
+
+/* p's rows of source by g, keyed (module path, name, address, process, thread), sorted. */
+static struct keyed *rows_keyed(struct profile *p, uint16_t source, enum hot_grouping g,
+                                uint32_t *nr)
 {
         names_settle(p);
         const struct hot_row *rows;
         uint32_t n = hot_functions_by(profile_hot(p), source, g, false, &rows);
+        struct keyed *k = calloc(n + 1, sizeof(*k));
+        assert_non_null(k);
+        for (uint32_t i = 0; i < n; i++) {
+                const struct hot_row *r = &rows[i];
+                snprintf(k[i].key, sizeof(k[i].key), "%s|%s|%#llx|pid %u|tid %u",
+                         module_path(p, r->module), r->name ? r->name : "",
+                         (unsigned long long)(r->function ? 0 : r->rel),
+                         g != HOT_BY_FUNCTION ? r->pid : 0, g == HOT_BY_THREAD ? r->tid : 0);
+                k[i].self = r->self;
+                k[i].total = r->total;
+        }
+        qsort(k, n, sizeof(*k), by_key);
+        *nr = n;
+        return k;
+}
+
+/* p's rows of source by grouping g, each as one line (the store's ids are its own: module
+   paths and names are what two stores share), sorted; their self counts summed. */
+static struct row_texts rows_of(struct profile *p, uint16_t source, enum hot_grouping g)
+{
+        uint32_t n;
+        struct keyed *k = rows_keyed(p, source, g, &n);
         struct row_texts t = {calloc(n + 1, sizeof(char *)), n, 0};
         assert_non_null(t.text);
         for (uint32_t i = 0; i < n; i++) {
-                const struct hot_row *r = &rows[i];
-                struct sym_module_info mi;
-                const char *path = "";
-                if (r->module && sym_module_info(profile_store(p), r->module, &mi))
-                        path = mi.path;
                 char line[1024];
-                snprintf(line, sizeof(line), "%s|%s|%#llx|pid %u|tid %u|self %llu|total %llu", path,
-                         r->name ? r->name : "", (unsigned long long)(r->function ? 0 : r->rel),
-                         g != HOT_BY_FUNCTION ? r->pid : 0, g == HOT_BY_THREAD ? r->tid : 0,
-                         (unsigned long long)r->self, (unsigned long long)r->total);
-                t.self += r->self;
+                snprintf(line, sizeof(line), "%s|self %llu|total %llu", k[i].key,
+                         (unsigned long long)k[i].self, (unsigned long long)k[i].total);
                 t.text[i] = strdup(line);
                 assert_non_null(t.text[i]);
+                t.self += k[i].self;
         }
-        qsort(t.text, n, sizeof(*t.text), by_text);
+        free(k);
         return t;
 }
 
@@ -96,13 +129,9 @@ static void texts_free(struct row_texts *t)
 /* One line of a node of p's callers tree (a row of the callers view), at depth. */
 static char *node_text(struct profile *p, const struct calltree_row *r, uint32_t depth)
 {
-        struct sym_module_info mi;
-        const char *path = "";
-        if (r->module && sym_module_info(profile_store(p), r->module, &mi))
-                path = mi.path;
         char line[1024];
-        snprintf(line, sizeof(line), "%u|%s|%s|%#llx|count %llu|self %llu", depth, path,
-                 sym_name(profile_store(p), r->function),
+        snprintf(line, sizeof(line), "%u|%s|%s|%#llx|count %llu|self %llu", depth,
+                 module_path(p, r->module), sym_name(profile_store(p), r->function),
                  (unsigned long long)(r->function ? 0 : r->rel), (unsigned long long)r->count,
                  (unsigned long long)r->self);
         return strdup(line);
@@ -182,12 +211,8 @@ static struct row_texts switches_of(struct profile *p)
 /* One end of an edge as a line's part. */
 static void end_text(struct profile *p, const struct branches_end *e, char *buf, size_t size)
 {
-        struct sym_module_info mi;
-        const char *path = "";
-        if (e->loc.module && sym_module_info(profile_store(p), e->loc.module, &mi))
-                path = mi.path;
-        snprintf(buf, size, "%s|%s|%#llx", path, sym_name(profile_store(p), e->function),
-                 (unsigned long long)e->offset);
+        snprintf(buf, size, "%s|%s|%#llx", module_path(p, e->loc.module),
+                 sym_name(profile_store(p), e->function), (unsigned long long)e->offset);
 }
 
 /* p's branch edges (the LBR view) by group, every process's, a line each, sorted. */
@@ -431,43 +456,6 @@ static void test_rows_same_however_built(void **state)
         assert_true(nr_trees > 0);
         assert_true(nr_switches > 0);
         assert_true(nr_edges > 0);
-}
-
-/* A row's key and counts (rows_keyed). */
-struct keyed {
-        char key[900];
-        uint64_t self, total;
-};
-
-static int by_key(const void *a, const void *b)
-{
-        return strcmp(((const struct keyed *)a)->key, ((const struct keyed *)b)->key);
-}
-
-/* p's rows of source by g, keyed (module path, name, address, process, thread), sorted. */
-static struct keyed *rows_keyed(struct profile *p, uint16_t source, enum hot_grouping g,
-                                uint32_t *nr)
-{
-        names_settle(p);
-        const struct hot_row *rows;
-        uint32_t n = hot_functions_by(profile_hot(p), source, g, false, &rows);
-        struct keyed *k = calloc(n + 1, sizeof(*k));
-        assert_non_null(k);
-        for (uint32_t i = 0; i < n; i++) {
-                const struct hot_row *r = &rows[i];
-                struct sym_module_info mi;
-                const char *path = "";
-                if (r->module && sym_module_info(profile_store(p), r->module, &mi))
-                        path = mi.path;
-                snprintf(k[i].key, sizeof(k[i].key), "%s|%s|%#llx|pid %u|tid %u", path,
-                         r->name ? r->name : "", (unsigned long long)(r->function ? 0 : r->rel),
-                         g != HOT_BY_FUNCTION ? r->pid : 0, g == HOT_BY_THREAD ? r->tid : 0);
-                k[i].self = r->self;
-                k[i].total = r->total;
-        }
-        qsort(k, n, sizeof(*k), by_key);
-        *nr = n;
-        return k;
 }
 
 /* The threads' switches of a, b and the whole read w: each thread's switches, on-CPU and
