@@ -315,8 +315,9 @@ struct hot {
         bool is_tracking;
 };
 
-/* Every sample counted: the samples whose stacks never came with their address alone, the
-   memos' waiting stacks along their places. Before the places' counts are read. */
+/* Every sample counted: live, the samples whose stacks have not come with their address alone
+   (hot_look_flush); the memos' waiting stacks along their places. Before the places' counts are
+   read. */
 void hot_settle_samples(struct hot *h);
 /* A look's flush of the samples waiting for their stacks: live only (hot.c). */
 void hot_look_flush(struct hot *h);
