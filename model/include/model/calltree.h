@@ -95,10 +95,9 @@ void calltree_refresh(struct calltree *t, const struct agg_settings *s);
 /* Brings the tree up to what came: live, the samples whose stacks have not come count (their
    address alone; a trace read keeps them waiting: calltree_samples_end); functions named since
    merge. calltree_children(0) does it first; the loop does it before the views read the tree
-   (profile_catch_up). The memos' counts settle where counts are
-   read (calltree_children, calltree_nr_samples_top_down), not here: walking every new stack's
-   path to the root at each refresh was a twentieth of a live screen's CPU while no view showed
-   the tree. */
+   (profile_catch_up). The memos' counts settle where counts are read (calltree_children,
+   calltree_nr_samples_top_down), not here: walking every new stack's path to the root at each
+   refresh was a twentieth of a live screen's CPU while no view showed the tree. */
 void calltree_catch_up(struct calltree *t);
 /* The trace's end: the samples still waiting for a stack count, their address alone. */
 void calltree_samples_end(struct calltree *t);
