@@ -6,13 +6,16 @@
    `--merge` of it with itself (one input in four), whose output must dump; then the screen's
    five views over the replayed model, as a replay's screen builds them, with their
    own keys pressed on their rows (the hash's bytes choose the keys and the rows) and the rows
-   built again after each. The parsers' own targets (fuzz_etl, fuzz_perfdata, fuzz_kevent) stop
+   built again after each; and one input in four read again as the screen reads it, a slice of
+   records at a time with the rows built after each, whose rows must be the whole read's. The
+   parsers' own targets (fuzz_etl, fuzz_perfdata, fuzz_kevent) stop
    at their parser's output; this one reaches what consumes it: the profile, its tables, the
    views and the writers.
    Run it with -close_fd_mask=3: a damaged input's warnings go to stderr.
    Corpus: tests/corpus/replay/ (and the etl, perfdata and zip ones: a zip of a trace is read as
    the trace). */
 #include <fcntl.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -162,6 +165,72 @@ out:
         profile_free(p);
 }
 
+/* The sum of p's rows of source by function, each hashed by what two stores share (the
+   module's path, the name, the address of an unnamed row, the counts), and their number. */
+static uint64_t rows_sum(struct profile *p, uint16_t source, uint32_t *nr)
+{
+        sym_store_wait(profile_store(p));
+        const struct hot_row *rows;
+        *nr = hot_functions_by(profile_hot(p), source, HOT_BY_FUNCTION, false, &rows);
+        uint64_t sum = 0;
+        for (uint32_t i = 0; i < *nr; i++) {
+                const struct hot_row *r = &rows[i];
+                struct sym_module_info mi;
+                const char *path = r->module && sym_module_info(profile_store(p), r->module, &mi)
+                                           ? mi.path
+                                           : "";
+                char line[1400];
+                int n = snprintf(line, sizeof(line), "%s|%s|%llx|%llu|%llu", path,
+                                 r->name ? r->name : "",
+                                 (unsigned long long)(r->function ? 0 : r->rel),
+                                 (unsigned long long)r->self, (unsigned long long)r->total);
+                sum += hash_of((const uint8_t *)line, n > 0 ? (size_t)n : 0) | 1;
+        }
+        return sum;
+}
+
+/* One input in four: read as the screen reads it, slice records a turn (from h), the rows
+   built after every turn, and at the end the rows of one read whole: the same (a build must
+   not change what the rows count, test_rows_read). */
+static void slices_pass(uint64_t h)
+{
+        struct profile_options po = {.is_synchronous = true, .has_call_tree = true};
+        struct profile *whole = profile_new(&po), *built = profile_new(&po);
+        struct feed *f = NULL;
+        char err[1024];
+        int rc = feed_replay_file(&f, whole, in_path, false, 0, false, 0, err, sizeof(err));
+        feed_close(f);
+        f = NULL;
+        uint16_t source = HOT_SOURCE_TIMER;
+        if (rc < 0 || !hot_sources(profile_hot(whole), &source, 1))
+                goto out;
+        profile_end(whole);
+        if (feed_open(&f, built, in_path, NULL, true, err, sizeof(err)) < 0 || feed_start(f) < 0)
+                abort(); /* read whole a moment ago */
+        feed_set_slice(f, 1 + (uint32_t)((h >> 46) % 97));
+        const struct hot_row *rows;
+        while (!feed_is_done(f, NULL)) {
+                bool has_backlog = feed_drain(f, INT64_MAX / 2);
+                hot_functions_by(profile_hot(built), source, HOT_BY_FUNCTION, false, &rows);
+                profile_catch_up(built);
+                if (!has_backlog && feed_arm(f)) {
+                        struct pollfd pf = {feed_fd(f), POLLIN, 0};
+                        poll(&pf, 1, 1000);
+                }
+        }
+        while (feed_drain(f, INT64_MAX / 2))
+                ;
+        profile_end(built);
+        uint32_t nw, nb;
+        uint64_t sw = rows_sum(whole, source, &nw), sb = rows_sum(built, source, &nb);
+        if (nw != nb || sw != sb)
+                abort();
+out:
+        feed_close(f);
+        profile_free(whole);
+        profile_free(built);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         static const enum export_format formats[] = {
@@ -235,5 +304,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
 
         views_pass(h);
+        if (((h >> 44) & 3) == 0)
+                slices_pass(h);
         return 0;
 }
