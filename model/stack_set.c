@@ -617,17 +617,6 @@ void stack_set_name(struct stack_set *s, struct profile *p)
         free(cmap.slots);
 }
 
-const char *stack_set_source_name(uint16_t source, char *buf, size_t size)
-{
-        if (source == HOT_SOURCE_TIMER)
-                return "Timer";
-        const char *name = kevent_pmc_source_name(source);
-        if (name)
-                return name;
-        snprintf(buf, size, "PMC source %u", (unsigned)source);
-        return buf;
-}
-
 void stack_set_merge(const struct stack_set *s, uint16_t source, struct stack_set_merged *out)
 {
         memset(out, 0, sizeof(*out));

@@ -188,10 +188,10 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
                 if (picked >= 0) {
                         only = sources[picked];
                 } else if (nr_sources) {
-                        char list[512];
+                        char list[512], clean_list[512];
                         source_pick_list(p, sources, nr_sources, list, sizeof(list));
                         snprintf(line, sizeof(line), "\nNo %s samples: the trace samples %s.\n",
-                                 opts->source, list);
+                                 opts->source, clean(list, clean_list, sizeof(clean_list)));
                         outbuf_puts(&o, line);
                         only = -2; /* no source's tables */
                 }

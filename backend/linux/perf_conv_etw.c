@@ -40,8 +40,8 @@ uint32_t perf_etw_profile_interval(uint8_t *dst, uint16_t hook, uint64_t ts, uin
                                    uint32_t new_interval, uint32_t old_interval,
                                    const char *source_name)
 {
-        uint8_t p[12 + 2 * 64];
-        char name[63];
+        uint8_t p[12 + 2 * 256];
+        char name[256]; /* a perf event's own name (a PMU's event string runs past 63) */
         st32(p, source);
         st32(p + 4, new_interval);
         st32(p + 8, old_interval);

@@ -279,7 +279,7 @@ static void write_start_events(struct perf_conv *c, struct file_hooks *h, uint32
 {
         uint8_t rec[1024];
         const char *names[8];
-        char bufs[8][64];
+        char bufs[8][256];
         uint32_t nr_pmc = 0;
         hook_emit(h, ETL_WRITER_HEADER_CPU, rec,
                   perf_etw_group_masks(rec, WMI_LOG_TYPE_HEADER_EXTENSION, t0, masks));
@@ -287,7 +287,7 @@ static void write_start_events(struct perf_conv *c, struct file_hooks *h, uint32
                 const struct perf_conv_event *ev = &h->cs->events[i];
                 if (ev->kind != PERF_CONV_PROFILE && ev->kind != PERF_CONV_PMC_SAMPLE)
                         continue;
-                char name[64];
+                char name[256]; /* the event's own name, whole (a PMU string runs long) */
                 struct perf_conv_event tmp;
                 perf_data_conv_event_of(h->cs->pd, i, &tmp, name, sizeof(name));
                 const struct perf_event_attr *a = &perf_data_event(h->cs->pd, i)->attr;

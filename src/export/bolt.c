@@ -473,10 +473,11 @@ static int write_no_lbr(const struct export_ctx *x, int fd)
                 writer_fini(&w);
                 return no_lines(x, "samples");
         }
-        char header[96], buf[64], event[64];
-        snprintf(event, sizeof(event), "%s", stack_set_source_name(source, buf, sizeof(buf)));
+        char header[300], buf[64], event[256];
+        snprintf(event, sizeof(event), "%s", export_source_name(x, source, buf, sizeof(buf)));
+        /* one word on the header's line: a trace's event name may hold spaces and controls */
         for (char *c = event; *c; c++)
-                if (*c == ' ')
+                if ((unsigned char)*c <= ' ' || *c == 0x7f)
                         *c = '_';
         snprintf(header, sizeof(header), "no_lbr %s\n", event);
         int rc = put_lines(&w, fd, header, false);

@@ -79,7 +79,7 @@ static int write_per_source(const struct export_ctx *x, int fd, const char *head
         uint32_t nr_sources = hot_sources(profile_hot(p), sources, 16);
         for (uint32_t k = 0; k < nr_sources; k++) {
                 char sbuf[32];
-                rows(o, p, stack_set_source_name(sources[k], sbuf, sizeof(sbuf)), sources[k],
+                rows(o, p, export_source_name(x, sources[k], sbuf, sizeof(sbuf)), sources[k],
                      hot_nr_samples(profile_hot(p), sources[k]));
         }
         return finish(o);
@@ -96,7 +96,7 @@ static void function_rows(struct outbuf *o, struct profile *p, const char *sourc
                 module_name(profile_store(p), w->module, mod, sizeof(mod));
                 const char *name = place_text(profile_store(p), w->function, w->module, mod, w->rel,
                                               fn, sizeof(fn));
-                put_field(o, source);
+                put_name(o, source); /* a perf.data event's own name */
                 outbuf_putc(o, ',');
                 put_pct(o, w->self, nr);
                 outbuf_putc(o, ',');
@@ -132,7 +132,7 @@ static void module_rows(struct outbuf *o, struct profile *p, const char *source,
                         snprintf(path, sizeof(path), "%s", info.path);
                         module_symbols_text(&info, detail, sizeof(detail)); /* as -b says it */
                 }
-                put_field(o, source);
+                put_name(o, source);
                 outbuf_putc(o, ',');
                 put_pct(o, rows[i].self, nr);
                 outbuf_putc(o, ',');
@@ -159,7 +159,7 @@ static void line_rows(struct outbuf *o, struct profile *p, const char *source, u
         uint32_t n = hot_top_lines(profile_hot(p), src, 0, &rows);
         for (uint32_t i = 0; i < n; i++) {
                 char mod[256];
-                put_field(o, source);
+                put_name(o, source);
                 outbuf_putc(o, ',');
                 put_pct(o, rows[i].self, nr);
                 outbuf_putc(o, ',');

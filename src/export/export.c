@@ -37,6 +37,11 @@ uint32_t export_sources(const struct export_ctx *x, uint16_t *out)
         return nr;
 }
 
+const char *export_source_name(const struct export_ctx *x, uint16_t source, char *buf, size_t size)
+{
+        return profile_source_name(x->profile, source, buf, size);
+}
+
 bool export_main_source(const struct export_ctx *x, uint16_t *source)
 {
         uint16_t order[16];

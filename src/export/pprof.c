@@ -157,8 +157,8 @@ int export_write_pprof(const struct export_ctx *x, int fd)
                 } else {
                         types[nt] = (ValueType)PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
                         types[nt].type =
-                                str_index(&t, stack_set_source_name(s->sources[i], names[i],
-                                                                    sizeof(names[i])));
+                                str_index(&t, export_source_name(x, s->sources[i], names[i],
+                                                                 sizeof(names[i])));
                         types[nt++].unit = str_index(&t, "count");
                 }
         }

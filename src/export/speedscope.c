@@ -29,13 +29,14 @@ static void put_string(struct outbuf *o, const char *s)
         outbuf_putc(o, '"');
 }
 
-static void put_profile(struct outbuf *o, const struct stack_set *s, uint16_t source)
+static void put_profile(struct outbuf *o, const struct export_ctx *x, const struct stack_set *s,
+                        uint16_t source)
 {
         char buf[32];
         struct stack_set_merged m;
         stack_set_merge(s, source, &m);
         outbuf_puts(o, "{\"type\":\"sampled\",\"name\":");
-        put_string(o, stack_set_source_name(source, buf, sizeof(buf)));
+        put_string(o, export_source_name(x, source, buf, sizeof(buf)));
         outbuf_puts(o, ",\"unit\":\"none\",\"startValue\":0,\"endValue\":");
         outbuf_u64(o, m.set.total);
         outbuf_puts(o, ",\n\"samples\":[");
@@ -94,7 +95,7 @@ int export_write_speedscope(const struct export_ctx *x, int fd)
         for (uint32_t i = 0; i < n; i++) {
                 if (i)
                         outbuf_puts(o, ",\n");
-                put_profile(o, s, order[i]);
+                put_profile(o, x, s, order[i]);
         }
         outbuf_puts(o, "]}\n");
         int rc = outbuf_flush(o);

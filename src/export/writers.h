@@ -20,6 +20,10 @@ struct export_ctx {
    trace's declared order, a perf.data's events as perf report lists them), then any others as
    first sampled; out has room for 16. Returns how many. */
 uint32_t export_sources(const struct export_ctx *x, uint16_t *out);
+/* A source's name as the report and the views give it (profile_source_name): "Timer", a PMC
+   source's (BranchMispredictions), a perf.data event's own (cycles:u), else "PMC source N" in
+   buf. */
+const char *export_source_name(const struct export_ctx *x, uint16_t source, char *buf, size_t size);
 /* The source a one-source format writes (folded, bolt without LBR): the timer's where it
    sampled, else export_sources' first. False when nothing was sampled. */
 bool export_main_source(const struct export_ctx *x, uint16_t *source);

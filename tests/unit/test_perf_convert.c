@@ -332,6 +332,10 @@ static void on_decoded(void *ctx, const struct kevent *ev)
                 snprintf(c->s1, sizeof(c->s1), "%s", ev->image.file_name);
                 c->ev.image.file_name = c->s1;
                 break;
+        case KEV_PROFILE_INTERVAL:
+                snprintf(c->s1, sizeof(c->s1), "%s", ev->profile_interval.source_name);
+                c->ev.profile_interval.source_name = c->s1;
+                break;
         default: break;
         }
 }
@@ -796,6 +800,24 @@ static void test_out_of_order_is_clamped(void **state)
 
 /* perf_conv_record_time reads TIME and CPU at their fixed places, for every sample layout the
    converter may meet, and from the sample_id trailer of other records. */
+/* A perf event's own name for its profile source (the CollectionStart that names it), as long
+   as perf's get (a PMU's event string with its terms: 62 bytes and more), read back whole. */
+static void test_profile_interval_long_name(void **state)
+{
+        (void)state;
+        static const char name[] = "cpu/event=0xcd,umask=0x1,ldlat=64,"
+                                   "name=MEM_TRANS_RETIRED.LOAD_LATENCY_GT_64/pp:u";
+        uint8_t rec[1024];
+        uint32_t n = perf_etw_profile_interval(rec, PERFINFO_LOG_TYPE_SAMPLED_PROFILE_DC_START,
+                                               START, 70, 10009, 10009, name);
+        assert_int_equal(etl_writer_append(g.w, 0, rec, n), 0);
+        read_back();
+        const struct cap *c = find(KEV_PROFILE_INTERVAL, 0);
+        assert_non_null(c);
+        assert_int_equal(c->ev.profile_interval.source, 70);
+        assert_string_equal(c->s1, name);
+}
+
 static void test_record_time(void **state)
 {
         (void)state;
@@ -3072,6 +3094,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_wait_reason_from_stack, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_out_of_order_is_clamped, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_record_time, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_profile_interval_long_name, setup, teardown),
                 cmocka_unit_test(test_lbr_filter_inversion),
                 cmocka_unit_test(test_lbr_every_filter_combination),
                 cmocka_unit_test_setup_teardown(test_sample_branch_stack, setup, teardown),

@@ -173,9 +173,6 @@ static void test_pmc_source(void **state)
         stack_set_end(s);
         assert_true(stack_set_main_source(s, &source));
         assert_int_equal(source, HOT_SOURCE_TIMER); /* the timer when it sampled */
-        char buf[32];
-        assert_string_equal(stack_set_source_name(HOT_SOURCE_TIMER, buf, sizeof(buf)), "Timer");
-        assert_string_equal(stack_set_source_name(999, buf, sizeof(buf)), "PMC source 999");
 }
 
 static void test_clean_dup(void **state)

@@ -1765,6 +1765,37 @@ static void feed_pmc(struct profile *p, int64_t t, uint32_t pid, uint64_t ip, ui
         profile_event(p, &ev);
 }
 
+static int print_report_all(void *ctx, int fd)
+{
+        struct ui_text_report_options o = {.only_source = -1};
+        return ui_text_report_print(ctx, &o, fd);
+}
+
+/* A source a trace names itself (a perf.data event, CollectionStart's name): its whole name in
+   the report's titles, past the 62 bytes the converter once clipped it to, and made safe for a
+   terminal there (the report writes its titles as they are made). */
+static void test_text_report_source_name(void **state)
+{
+        struct jit *j = *state;
+        static const char name[] = "MEM_TRANS_RETIRED.LOAD_LATENCY:ldlat=64:precise=2:mh:mg:pinned"
+                                   ":u\x1b]0;pwned\x07\x1b[31m";
+        struct kevent ev = {.type = KEV_PROFILE_INTERVAL};
+        ev.profile_interval.source = 70;
+        ev.profile_interval.source_name = name;
+        profile_event(j->p, &ev);
+        char buf[32];
+        assert_string_equal(profile_source_name(j->p, 70, buf, sizeof(buf)), name);
+        const uint64_t ip = fn_at(FN_LEAF, 4);
+        feed_pmc(j->p, MS(2), j->pid, ip, 70);
+        profile_end(j->p);
+        char *s = printed(print_report_all, j->p);
+        assert_non_null(strstr(s, "\nHot functions (MEM_TRANS_RETIRED.LOAD_LATENCY:ldlat=64:"
+                                  "precise=2:mh:mg:pinned:u?]0;pwned??[31m, 1 samples, by self"));
+        assert_null(strchr(s, 0x1b));
+        assert_null(strchr(s, 0x07));
+        free(s);
+}
+
 static void feed_interval(struct profile *p, uint16_t source, uint32_t interval)
 {
         struct kevent ev = ev_base(KEV_PROFILE_INTERVAL, 0, 0, 0, 0);
@@ -1930,6 +1961,8 @@ int main(void)
                 cmocka_unit_test(test_key_tables),
                 cmocka_unit_test(test_common_keys),
                 cmocka_unit_test(test_table_text_form),
+                cmocka_unit_test_setup_teardown(test_text_report_source_name, jit_setup,
+                                                jit_teardown),
                 cmocka_unit_test_setup_teardown(test_text_report, jit_setup, jit_teardown),
                 cmocka_unit_test_setup_teardown(test_ipc_screen_as_text, jit_setup, jit_teardown),
                 cmocka_unit_test(test_text_report_switches),

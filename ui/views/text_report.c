@@ -11,6 +11,7 @@
 
 #include "model/profile.h"
 #include "text_out.h"
+#include "ui/text_sanitize.h"
 #include "ui/views.h"
 #include "view_report.h"
 
@@ -63,8 +64,12 @@ void text_out_view(struct text_out *o, struct ui_view *v, struct view_report *rp
         ui_table_init(&t, v->cols, v->nr_cols);
         v->build(v, m, &t);
         if (rp->has_section) {
+                /* a title names the trace's own things (a perf.data event's name): made safe
+                   for a terminal, as the rows' cells are */
+                char title[sizeof(rp->title)];
+                text_sanitize(title, sizeof(title), rp->title);
                 text_out_puts(o, "\n");
-                text_out_puts(o, rp->title);
+                text_out_puts(o, title);
                 text_out_puts(o, "\n");
                 if (rp->has_table && rp->nr_print)
                         print_columns(o, &t, rp);

@@ -51,7 +51,7 @@ struct profile_trace {
            ETW names it) and the interval (events per sample; the timer's in 100 ns) */
         struct profile_source_label {
                 uint16_t source;
-                char name[58];
+                char name[256]; /* a perf event's string: 62 bytes and more */
                 uint32_t interval;
         } source_names[32];
         uint32_t nr_source_names;

@@ -116,8 +116,6 @@ char *stack_set_clean_dup(const char *s);
 
 /* The index of source in sources, or -1. */
 int stack_set_source_index(const struct stack_set *s, uint16_t source);
-/* A source's name: "Timer", a PMC source's (BranchMispredictions), or "PMC source N" in buf. */
-const char *stack_set_source_name(uint16_t source, char *buf, size_t size);
 
 /* Stacks merged across pid and tid by process name and by function, for one source: the flame
    graphs'. Each stack's comm says the process name, pid and tid are 0; its frames (in the
