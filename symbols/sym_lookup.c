@@ -81,6 +81,15 @@ struct sym_loc sym_locate_ex(struct sym_store *s, uint32_t pid, uint64_t addr, b
                 sp = symbols_space_find(s, pid);
                 m = sp ? symbols_space_lookup(sp, addr) : NULL;
         }
+        if (!m && !is_kernel && pid != 0 && s->has_kernel32) {
+                /* a 32-bit kernel's (i686, armv7 perf.data: its text at 0x80000000 or
+                   0xc0000000, ARM's modules just below), which KERNEL_START does not know: the
+                   kernel's images, as perf places them by the sample's mode (a 64-bit perf
+                   3.4's kernel map starts at 0: only a kernel of 32 bits is looked for so) */
+                const struct space *k = space_find_cached(s, 0, true);
+                m = k && k->nr ? space_lookup_hinted((struct space *)k, addr) : NULL;
+                *is_everyones = m != NULL;
+        }
         if (m) {
                 loc.module = m->module;
                 loc.rel = m->is_absolute ? addr : addr - m->start + m->pgoff;

@@ -199,7 +199,11 @@ struct sym_store {
         uint32_t nr_src_frames, cap_src_frames;
         /* the kernel */
         uint32_t kernel_module;
-        bool has_linux_kernel;      /* a [kernel.kallsyms] image was described */
+        bool has_linux_kernel; /* a [kernel.kallsyms] image was described */
+        /* the kernel's images (pid 0) at addresses of 32 bits (an i686 or armv7 perf.data, a
+           32-bit Windows'): its addresses are not KERNEL_START's, and an address no process's
+           image holds is looked for in the kernel's (sym_locate_ex) */
+        bool has_kernel32;
         struct kernel_sym *ksyms;   /* owned: recorded kernel symbols */
         struct sym_table *ksym_set; /* owned: sym_kernel_symbols_take's (the kernel's table
                                        itself while no ksyms come: not the module's to free) */

@@ -850,6 +850,45 @@ static void test_recorded_kernel_symbols(void **state)
         sym_store_free(s);
 }
 
+/* A 32-bit kernel (an i686 or armv7 perf.data: its text at 0x81000000, ARM's modules below
+   0x80000000): its addresses are the kernel's in every process, as perf places them by the
+   sample's mode, and named by its recorded symbols; a user address of no image stays of none.
+   A 64-bit perf 3.4's kernel map starts at 0: no user address is the kernel's there. */
+static void test_kernel32(void **state)
+{
+        (void)state;
+        struct sym_store *s = store_new(NULL, 0, true);
+        struct sym_image k = {0, 0x81000000ull, 0x70000000, 0, "[kernel.kallsyms]", NULL, 0, 0, 0};
+        struct sym_image mod = {0, 0x7f000000ull, 0x6000, 0, "/lib/modules/joydev.ko", NULL, 0, 0,
+                                0};
+        struct sym_image libc = {1234, 0x40000000ull, 0x100000, 0, "/lib/libc.so.6", NULL, 0, 0, 0};
+        sym_image_load(s, &k);
+        sym_image_load(s, &mod);
+        sym_image_load(s, &libc);
+        sym_kernel_symbol(s, 0x81000100ull, 0x80, "schedule", "");
+        uint32_t kernel = sym_locate(s, 0, 0x81000100ull).module;
+        assert_int_not_equal(kernel, 0);
+        assert_int_equal(sym_locate(s, 1234, 0x81000123ull).module, kernel);
+        struct sym_frame f;
+        sym_resolve(s, sym_locate(s, 1234, 0x81000123ull), &f);
+        assert_int_equal(f.state, SYM_RESOLVED);
+        assert_string_equal(sym_name(s, f.function), "schedule");
+        assert_int_equal(sym_locate(s, 1234, 0x7f000010ull).module,
+                         sym_locate(s, 0, 0x7f000010ull).module);
+        assert_int_not_equal(sym_locate(s, 1234, 0x7f000010ull).module, 0);
+        assert_int_not_equal(sym_locate(s, 1234, 0x40000010ull).module, kernel);
+        assert_int_equal(sym_locate(s, 1234, 0x10000ull).module, 0);
+        sym_store_free(s);
+
+        s = store_new(NULL, 0, true);
+        struct sym_image k64 = {
+                0, 0, 0xffffffff9fffffffull, 0xffffffff81000000ull, "[kernel.kallsyms]", NULL, 0,
+                0, 0};
+        sym_image_load(s, &k64);
+        assert_int_equal(sym_locate(s, 1234, 0x400000ull).module, 0);
+        sym_store_free(s);
+}
+
 /* writes len bytes of data to a new file in dir; its path in out */
 static void write_temp(const char *dir, const char *name, const void *data, size_t len, char *out,
                        size_t size)
@@ -2029,6 +2068,7 @@ static void test_events_out_of_time_order(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_kernel32),
                 cmocka_unit_test(test_anonymous_paths),
                 cmocka_unit_test(test_mapping_order),
                 cmocka_unit_test(test_mapping_cuts),
