@@ -28,7 +28,7 @@ static void perf_data_add_id(struct perf_data *pd, uint32_t ev, uint64_t id);
 #define FILE_SECTION_SIZE  16u /* struct perf_file_section */
 #define RECORD_HEADER_SIZE 8u  /* struct perf_event_header */
 #define MAX_EVENTS         4096u
-#define EVENT_UPDATE_NAME  3u /* PERF_EVENT_UPDATE__NAME */
+#define EVENT_UPDATE_NAME  2u /* PERF_EVENT_UPDATE__NAME (3 is __CPUS: a CPU map, not a name) */
 
 _Static_assert(sizeof(struct perf_event_header) == RECORD_HEADER_SIZE, "perf_event_header");
 _Static_assert(sizeof(struct perf_event_attr) >= ATTR_SIZE_VER0, "perf_event_attr");

@@ -99,6 +99,23 @@ static bool has_timer_before(const struct perf_data *pd, uint32_t i)
         return false;
 }
 
+/* Whether event i is a hardware event of a hybrid machine's PMU (its type in config's high half)
+   that another PMU's event of the same kind shares the file with. */
+static bool hybrid_twin(const struct perf_data *pd, uint32_t i)
+{
+        const struct perf_event_attr *a = &perf_data_event(pd, i)->attr;
+        if (!(a->config >> 32))
+                return false;
+        for (uint32_t k = 0; k < perf_data_nr_events(pd); k++) {
+                const struct perf_event_attr *b = &perf_data_event(pd, k)->attr;
+                if (k != i && b->type == PERF_TYPE_HARDWARE &&
+                    (b->config & 0xffffffffu) == (a->config & 0xffffffffu) &&
+                    b->config >> 32 != a->config >> 32)
+                        return true;
+        }
+        return false;
+}
+
 void perf_data_conv_event_of(const struct perf_data *pd, uint32_t i, struct perf_conv_event *ev,
                              char *name, size_t name_size)
 {
@@ -152,7 +169,12 @@ void perf_data_conv_event_of(const struct perf_data *pd, uint32_t i, struct perf
                    another tracepoint's samples are a source of their own, named by the
                    tracepoint, where it fired (its IP and stack), as perf report counts them */
                 break;
-        case PERF_TYPE_HARDWARE: source = hw_source(config); break;
+        case PERF_TYPE_HARDWARE:
+                /* a hybrid machine's one event on each of its PMUs (cpu_core/cycles/ and
+                   cpu_atom/cycles/: the PMU's type in config's high half) are two sources, as
+                   perf report shows them apart, each named by the file */
+                source = hybrid_twin(pd, i) ? -1 : hw_source(config);
+                break;
         default: /* raw events, cache events, other PMUs */ break;
         }
         ev->kind = PERF_CONV_PMC_SAMPLE;

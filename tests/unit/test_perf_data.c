@@ -424,10 +424,9 @@ static void test_against_perf_report(void **state)
 /* ---- files built by hand ---- */
 
 /* An attr of attr_size bytes: a software cpu-clock with IDENTIFIER|IP|TID|TIME|PERIOD. */
-static void fb_attr(struct fb *f, uint32_t attr_size, uint64_t config)
+static void fb_attr_of(struct fb *f, uint32_t attr_size, uint32_t type, uint64_t config)
 {
         uint8_t a[256] = {0};
-        uint32_t type = PERF_TYPE_SOFTWARE;
         memcpy(a + 0, &type, 4);
         memcpy(a + 4, &attr_size, 4);
         memcpy(a + 8, &config, 8);
@@ -438,6 +437,11 @@ static void fb_attr(struct fb *f, uint32_t attr_size, uint64_t config)
         uint64_t flags = 1ull << 18 | 1ull << 20; /* sample_id_all, exclude_guest (as perf) */
         memcpy(a + 40, &flags, 8);
         fb_put(f, a, attr_size);
+}
+
+static void fb_attr(struct fb *f, uint32_t attr_size, uint64_t config)
+{
+        fb_attr_of(f, attr_size, PERF_TYPE_SOFTWARE, config);
 }
 
 /* A pipe-mode file's start: the magic and the header's size, then its one attr (fb_attr's, of
@@ -523,8 +527,61 @@ static void test_every_attr_size(void **state)
         }
 }
 
+/* A hybrid machine's perf record -e cycles,instructions: cycles on each PMU (cpu_core and
+   cpu_atom, the PMU's type in config's high half) and instructions on one, named by EVENT_UPDATE
+   records: the two cycles events are two sources named as the file names them (perf report's
+   two tables), the instructions ETW's InstructionRetired. */
+static void test_hybrid_events(void **state)
+{
+        (void)state;
+        static const struct {
+                uint64_t config;
+                const char *name;
+        } evs[] = {{4ull << 32 | PERF_COUNT_HW_CPU_CYCLES, "cpu_core/cycles/\0\0\0\0\0\0\0"},
+                   {8ull << 32 | PERF_COUNT_HW_CPU_CYCLES, "cpu_atom/cycles/\0\0\0\0\0\0\0"},
+                   {4ull << 32 | PERF_COUNT_HW_INSTRUCTIONS, "cpu_core/instructions/\0"}};
+        struct fb *f = calloc(1, sizeof(*f));
+        fb_put(f, "PERFILE2", 8);
+        fb_u64(f, 16);
+        for (uint32_t i = 0; i < 3; i++) {
+                fb_u32(f, PERF_DATA_HEADER_ATTR);
+                fb_u16(f, 0);
+                fb_u16(f, 8 + 112 + 8);
+                fb_attr_of(f, 112, PERF_TYPE_HARDWARE, evs[i].config);
+                fb_u64(f, 100 + i);
+        }
+        for (uint32_t i = 0; i < 3; i++) {
+                fb_u32(f, PERF_DATA_EVENT_UPDATE);
+                fb_u16(f, 0);
+                fb_u16(f, 8 + 16 + 24);
+                fb_u64(f, 2); /* PERF_EVENT_UPDATE__NAME */
+                fb_u64(f, 100 + i);
+                fb_put(f, evs[i].name, 24);
+        }
+        struct perf_data *pd = NULL;
+        struct err_msg err;
+        assert_int_equal(perf_data_open_mem(&pd, f->b, f->n, &err), 0);
+        struct counts c;
+        count_records(pd, &c);
+        assert_int_equal(c.rc, 0);
+        struct perf_conv_event ev[3];
+        char name[3][64];
+        for (uint32_t i = 0; i < 3; i++)
+                perf_data_conv_event_of(pd, i, &ev[i], name[i], sizeof(name[i]));
+        assert_int_not_equal(ev[0].profile_source, ev[1].profile_source);
+        assert_true(ev[0].profile_source > ProfileMaximum);
+        assert_string_equal(name[0], "cpu_core/cycles/");
+        assert_string_equal(name[1], "cpu_atom/cycles/");
+        assert_int_equal(ev[2].profile_source, 26); /* InstructionRetired */
+        assert_string_equal(name[2], "InstructionRetired");
+        perf_data_close(pd);
+        free(f);
+}
+
 /* Pipe mode: HEADER_ATTR records of each size, HEADER_FEATUREs (HOSTNAME, CLOCKID, CLOCK_DATA),
-   an EVENT_UPDATE naming the second event, FINISHED_INIT, then samples. */
+   an EVENT_UPDATE naming the second event and one giving the first its CPUs (a hybrid
+   machine's cpu_core and cpu_atom events: a CPU map, not a name), FINISHED_INIT, then
+   samples. */
 static void test_pipe_mode_by_hand(void **state)
 {
         (void)state;
@@ -563,9 +620,18 @@ static void test_pipe_mode_by_hand(void **state)
         fb_u32(f, PERF_DATA_EVENT_UPDATE);
         fb_u16(f, 0);
         fb_u16(f, 8 + 16 + 8);
-        fb_u64(f, 3); /* NAME */
+        fb_u64(f, 2); /* PERF_EVENT_UPDATE__NAME */
         fb_u64(f, 101);
         fb_put(f, "second\0\0", 8);
+        fb_u32(f, PERF_DATA_EVENT_UPDATE);
+        fb_u16(f, 0);
+        fb_u16(f, 8 + 16 + 8);
+        fb_u64(f, 3); /* PERF_EVENT_UPDATE__CPUS: "0-3", as perf writes a range */
+        fb_u64(f, 100);
+        fb_u16(f, 2); /* PERF_CPU_MAP__RANGE_CPUS */
+        fb_u16(f, 0);
+        fb_u16(f, 0);
+        fb_u16(f, 3);
         fb_u32(f, PERF_DATA_FINISHED_INIT);
         fb_u16(f, 0);
         fb_u16(f, 8);
@@ -599,6 +665,7 @@ static void test_pipe_mode_by_hand(void **state)
         assert_int_equal(samples_of(&c, "cpu-clock"), 1);
         assert_int_equal(samples_of(&c, "second"), 1);
         assert_int_equal(c.by_type[PERF_DATA_FINISHED_INIT], 1);
+        assert_int_equal(c.by_type[PERF_DATA_EVENT_UPDATE], 2);
         /* a second pass finds the same */
         perf_data_rewind(pd);
         struct counts again;
@@ -1857,6 +1924,7 @@ int main(void)
                 cmocka_unit_test(test_against_perf_report),
                 cmocka_unit_test(test_every_attr_size),
                 cmocka_unit_test(test_pipe_mode_by_hand),
+                cmocka_unit_test(test_hybrid_events),
                 cmocka_unit_test(test_not_perf_data),
                 cmocka_unit_test(test_damaged_record),
                 cmocka_unit_test(test_truncations),
