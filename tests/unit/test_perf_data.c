@@ -444,6 +444,17 @@ static void fb_attr(struct fb *f, uint32_t attr_size, uint64_t config)
         fb_attr_of(f, attr_size, PERF_TYPE_SOFTWARE, config);
 }
 
+/* The file built in f, opened (it must open) and, where c is given, its records counted. */
+static struct perf_data *fb_open(const struct fb *f, struct counts *c)
+{
+        struct perf_data *pd = NULL;
+        struct err_msg err;
+        assert_int_equal(perf_data_open_mem(&pd, f->b, f->n, &err), 0);
+        if (c)
+                count_records(pd, c);
+        return pd;
+}
+
 /* A pipe-mode file's start: the magic and the header's size, then its one attr (fb_attr's, of
    config, 112 bytes, at byte FB_PIPE_ATTR_AT) and id 100 in a PERF_RECORD_HEADER_ATTR. */
 #define FB_PIPE_ATTR_AT 24u
@@ -558,11 +569,8 @@ static void test_hybrid_events(void **state)
                 fb_u64(f, 100 + i);
                 fb_put(f, evs[i].name, 24);
         }
-        struct perf_data *pd = NULL;
-        struct err_msg err;
-        assert_int_equal(perf_data_open_mem(&pd, f->b, f->n, &err), 0);
         struct counts c;
-        count_records(pd, &c);
+        struct perf_data *pd = fb_open(f, &c);
         assert_int_equal(c.rc, 0);
         struct perf_conv_event ev[3];
         char name[3][64];
@@ -705,17 +713,15 @@ static void test_damaged_record(void **state)
         uint32_t second = f->n - 2 * 48; /* the second sample */
         f->b[second + 6] = 4;
         f->b[second + 7] = 0;
-        struct perf_data *pd = NULL;
-        struct err_msg err;
-        assert_int_equal(perf_data_open_mem(&pd, f->b, f->n, &err), 0);
         struct counts c;
-        count_records(pd, &c);
+        struct perf_data *pd = fb_open(f, &c);
         assert_int_equal(c.rc, -EBADMSG);
         assert_int_equal(c.total, 1);
         assert_int_equal(c.err.offset, second);
         assert_non_null(strstr(c.err.msg, "SAMPLE"));
         assert_non_null(strstr(c.err.msg, "below its header"));
         struct perf_data_record rec;
+        struct err_msg err;
         assert_int_equal(perf_data_next(pd, &rec, &err), 0);
         perf_data_close(pd);
         free(f);
@@ -1556,11 +1562,8 @@ static void check_compressed(uint32_t type)
                 f->n += size - head - (uint32_t)n; /* padding: zero */
         }
         fb_sample(f, 100, 0x4000);
-        struct perf_data *pd = NULL;
-        struct err_msg err;
-        assert_int_equal(perf_data_open_mem(&pd, f->b, f->n, &err), 0);
         struct counts c;
-        count_records(pd, &c);
+        struct perf_data *pd = fb_open(f, &c);
         assert_int_equal(c.rc, 0);
         if (perf_data_nr_warnings(pd))
                 fail_msg("%s", perf_data_last_warning(pd)->msg);
@@ -1698,9 +1701,7 @@ static void test_pmc_sources_by_hand(void **state)
         fb_u32(f, 9);
         fb_u32(f, 8);
         fb_put(f, "cpu_core", 8);
-        struct perf_data *pd = NULL;
-        struct err_msg err;
-        assert_int_equal(perf_data_open_mem(&pd, f->b, f->n, &err), 0);
+        struct perf_data *pd = fb_open(f, NULL);
         assert_int_equal(perf_data_nr_warnings(pd), 0);
         struct perf_conv_event ev;
         char name[64];
