@@ -417,6 +417,16 @@ static bool take(struct dec *x, size_t n, const uint8_t **q)
         return true;
 }
 
+/* f as the character of code point cp (TDH shows a char as itself; NUL as nothing). */
+static void char_field(struct dec *x, struct kevent_field *f, uint32_t cp)
+{
+        char buf[5] = "";
+        if (cp)
+                buf[utf8_encode(cp, buf)] = '\0';
+        f->kind = KEV_FIELD_STR;
+        f->s = kdecoder_arena_copy(x->d, buf);
+}
+
 /* Decodes one value of pr at x->at into f. Returns 0, or -EBADMSG past the payload's end. */
 static int value(struct dec *x, const struct tdh_prop *pr, uint32_t length, struct kevent_field *f)
 {
@@ -434,6 +444,8 @@ static int value(struct dec *x, const struct tdh_prop *pr, uint32_t length, stru
                         return -EBADMSG;
                 f->u = pr->in_type == IN_INT8 ? (uint64_t)(int64_t)(int8_t)q[0] : q[0];
                 f->kind = pr->in_type == IN_INT8 ? KEV_FIELD_INT : KEV_FIELD_UINT;
+                if (tdh_is_char(pr))
+                        char_field(x, f, q[0]); /* the byte as Latin-1 */
                 break;
         case IN_INT16:
         case IN_UINT16:
@@ -445,6 +457,8 @@ static int value(struct dec *x, const struct tdh_prop *pr, uint32_t length, stru
                 f->kind = pr->in_type == IN_INT16 ? KEV_FIELD_INT : KEV_FIELD_UINT;
                 if (pr->out_type == OUT_PORT)
                         f->u = (uint64_t)(q[0] << 8 | q[1]);
+                else if (tdh_is_char(pr))
+                        char_field(x, f, le_get16(q)); /* a UTF-16 unit */
                 break;
         case IN_INT32:
         case IN_UINT32:

@@ -51,6 +51,7 @@ enum {
         IN_WBEMSID,
 };
 enum {
+        OUT_STRING = 1, /* on an 8- or 16-bit integer: a character */
         OUT_HEXINT8 = 16,
         OUT_HEXINT16,
         OUT_HEXINT32,
@@ -78,10 +79,23 @@ char *tdh_string_at(const uint8_t *p, size_t size, uint32_t off);
 
 /* pr's integer type when tdh_meta.c's value() would read it as one integer alone (no map, port
    or address), else NULL. */
+/* Whether pr is one character (TDH's AnsiChar, UnicodeChar, an 8- or 16-bit integer shown as a
+   string: TraceLogging's char8 and char16), which TDH shows as the character; an array of them
+   stays numbers. */
+static inline bool tdh_is_char(const struct tdh_prop *pr)
+{
+        if (pr->count > 1 || (pr->flags & PROPERTY_PARAM_COUNT))
+                return false;
+        return pr->in_type == IN_ANSICHAR || pr->in_type == IN_UNICODECHAR ||
+               (pr->out_type == OUT_STRING &&
+                (pr->in_type == IN_INT8 || pr->in_type == IN_UINT8 || pr->in_type == IN_INT16 ||
+                 pr->in_type == IN_UINT16));
+}
+
 static inline const struct tdh_int_type *tdh_int_type_of(const struct tdh_prop *pr)
 {
         if (pr->map_name || pr->in_type > IN_SIZET || !tdh_int_types[pr->in_type].size ||
-            pr->out_type == OUT_PORT || pr->out_type == OUT_IPV4)
+            pr->out_type == OUT_PORT || pr->out_type == OUT_IPV4 || tdh_is_char(pr))
                 return NULL;
         return &tdh_int_types[pr->in_type];
 }

@@ -115,6 +115,7 @@ static char *clean_copy(const char *s)
 static uint16_t out_type(uint32_t tl)
 {
         static const uint8_t tdh[] = {
+                [2] = 1,   /* STRING: an 8- or 16-bit integer is a character (char8, char16) */
                 [3] = 13,  /* BOOLEAN */
                 [4] = 18,  /* HEX: one of HEXINT8..64, the value's size tells which */
                 [5] = 20,  /* PID */

@@ -149,7 +149,8 @@ static int decode_tl(struct kdecoder *d, const char *traits, const struct bytes 
         return rc;
 }
 
-/* Every scalar type TraceLogging writes, with its out-types: the values as the schema says. */
+/* Every scalar type TraceLogging writes, with its out-types: the values as the schema says (a
+   char8 or char16, an integer shown as a string, its character). */
 static void test_scalars(void **state)
 {
         (void)state;
@@ -175,6 +176,9 @@ static void test_scalars(void **state)
         field(&m, "cas", 23);        /* COUNTEDANSISTRING */
         field(&m, "ft", 17);         /* FILETIME: a date, UTC */
         field(&m, "ft_far", 17);     /* past the year 9999: its number */
+        field_out(&m, "c8", 4, 2);   /* UINT8, out STRING: a char, as TDH shows it */
+        field_out(&m, "c16", 6, 2);  /* UINT16, out STRING: a UTF-16 char */
+        field_out(&m, "nul", 4, 2);  /* a NUL char: nothing */
         schema_end(&m);
         put_str(&p, "hello");
         put_wstr(&p, "wide");
@@ -204,6 +208,9 @@ static void test_scalars(void **state)
         put(&p, "abc", 3);
         put64(&p, 132756731757990000ull);
         put64(&p, UINT64_MAX);
+        put8(&p, 'M');
+        put16(&p, 0x00e9); /* é */
+        put8(&p, 0);
         assert_int_equal(decode_tl(d, "Contoso.App", &m, &p), 0);
         assert_int_equal(cap.type, KEV_FIELDS);
         assert_string_equal(cap.name, "Contoso.App/Scalars");
@@ -211,7 +218,7 @@ static void test_scalars(void **state)
                                       "ip=10.0.0.1;i64=-204;u64=204;x64=0x1234;ok=1;"
                                       "g={0ad614c4-0ef4-4225-8013-f44f37cb0397};cs=hi;cas=abc;"
                                       "ft=2021-09-09 14:59:35.7990000 UTC;"
-                                      "ft_far=18446744073709551615;");
+                                      "ft_far=18446744073709551615;c8=M;c16=\xc3\xa9;nul=;");
         kdecoder_free(d);
 }
 
