@@ -86,8 +86,8 @@ struct sym_loc sym_locate_ex(struct sym_store *s, uint32_t pid, uint64_t addr, b
                    0xc0000000, ARM's modules just below), which KERNEL_START does not know: the
                    kernel's images, as perf places them by the sample's mode (a 64-bit perf
                    3.4's kernel map starts at 0: only a kernel of 32 bits is looked for so) */
-                const struct space *k = space_find_cached(s, 0, true);
-                m = k && k->nr ? space_lookup_hinted((struct space *)k, addr) : NULL;
+                struct space *k = space_find_cached(s, 0, true);
+                m = k && k->nr ? space_lookup_hinted(k, addr) : NULL;
                 *is_everyones = m != NULL;
         }
         if (m) {

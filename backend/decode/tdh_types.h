@@ -77,8 +77,6 @@ int tdh_bad(char *err, size_t err_size, const char *what, size_t off);
    copy, or NULL (tdh_info.c). */
 char *tdh_string_at(const uint8_t *p, size_t size, uint32_t off);
 
-/* pr's integer type when tdh_meta.c's value() would read it as one integer alone (no map, port
-   or address), else NULL. */
 /* Whether pr is one character (TDH's AnsiChar, UnicodeChar, an 8- or 16-bit integer shown as a
    string: TraceLogging's char8 and char16), which TDH shows as the character; an array of them
    stays numbers. */
@@ -92,6 +90,8 @@ static inline bool tdh_is_char(const struct tdh_prop *pr)
                  pr->in_type == IN_UINT16));
 }
 
+/* pr's integer type when tdh_meta.c's value() would read it as one integer alone (no map, port,
+   address or character), else NULL. */
 static inline const struct tdh_int_type *tdh_int_type_of(const struct tdh_prop *pr)
 {
         if (pr->map_name || pr->in_type > IN_SIZET || !tdh_int_types[pr->in_type].size ||
