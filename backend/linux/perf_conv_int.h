@@ -317,6 +317,7 @@ struct perf_conv {
         bool is_switch_plan_on; /* CSwitch stacks are is_switch_plan_on */
         uint64_t switch_plan_from;
         uint32_t traced_pid;       /* -p: the process traced; 0: every process */
+        bool is_learning_threads;  /* perf_conv_set_learn_threads */
         struct conv_out *last_out; /* owned, per writer CPU, with -p */
         /* DWARF stack walks (--stackwalk-mode): the modules' compiled rules, made on the first
            walk; the vdso's, from this process's own copy (the same kernel's) */
@@ -395,6 +396,8 @@ char *conv_path_new(const char *s, size_t len);
 void conv_path_share(char *path);
 void conv_path_put(char *path);
 void conv_task_set(struct perf_conv *c, uint32_t tid, uint32_t pid, const char *comm, int64_t prio);
+/* perf_conv_set_learn_threads: tid, of pid, made known (a Thread/DCStart) if it is not. */
+int conv_thread_learn(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid, uint32_t tid);
 const char *conv_comm_of(struct perf_conv *c, uint32_t tid, uint32_t pid);
 void conv_tasks_drop_process(struct perf_conv *c, uint32_t pid);
 bool conv_is_traced(const struct perf_conv *c, uint32_t tid);

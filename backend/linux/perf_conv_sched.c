@@ -504,6 +504,10 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
                 return rc;
 
         bool is_ip_first = ev->kind == PERF_CONV_PROFILE || ev->kind == PERF_CONV_PMC_SAMPLE;
+        if (__builtin_expect(c->is_learning_threads, 0) && is_ip_first &&
+            (ev->sample_type & PERF_SAMPLE_TID) &&
+            (rc = conv_thread_learn(c, cpu, ts, s.pid, s.tid)) < 0)
+                return rc;
         /* the stack built in the writer's buffer, after the sample's record: frame-pointer
            chains of samples and wake-ups (a CSwitch's frames give its wait reason first) */
         bool is_late = ev->has_stack && c->has_sink && ev->walk == PERF_CONV_WALK_FP &&

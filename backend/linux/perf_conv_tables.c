@@ -60,28 +60,53 @@ void conv_path_put(char *path)
                 free(path_of(path));
 }
 
-/* Adds an image to the process, replacing the images it overlaps (a mapping replaces what was
-   there, as perf does: there is no unmap record). */
+/* Adds an image to the process, in place of what it overlaps (a mapping replaces what was there,
+   as perf does: there is no unmap record). */
 void conv_proc_add_image(struct conv_proc *p, const struct perf_conv_image *im)
 {
-        uint32_t o = 0;
-        for (uint32_t i = 0; i < p->nr_images; i++) {
-                struct conv_image *e = &p->images[i];
-                if (e->base < im->base + im->size && im->base < e->base + e->size) {
-                        p->nr_pending -= (e->flags & CONV_IMAGE_PENDING) != 0;
-                        conv_path_put(e->path);
-                        continue;
-                }
-                p->images[o++] = *e;
-        }
-        p->nr_images = o;
-        if (p->nr_images >= CONV_MAX_IMAGES)
-                return;
-        if (p->nr_images == p->cap_images) {
+        /* room for the image and for the one piece of another it may leave after its end */
+        if (p->nr_images + 2 > p->cap_images) {
                 uint32_t cap = p->cap_images ? p->cap_images * 2 : 16;
                 p->images = xrealloc(p->images, cap * sizeof(*p->images));
                 p->cap_images = cap;
         }
+        /* what it maps over is no longer there; the parts of an image before and after it
+           stay, as the kernel keeps them (perf's maps and the symbol store cut the same: a
+           library mapped into the hole another's reservation left keeps that one's text) */
+        uint64_t end = im->base + im->size;
+        uint32_t o = 0;
+        struct conv_image right;
+        bool has_right = false;
+        for (uint32_t i = 0; i < p->nr_images; i++) {
+                struct conv_image *e = &p->images[i];
+                uint64_t e_end = e->base + e->size;
+                if (e->base >= end || im->base >= e_end) {
+                        p->images[o++] = *e;
+                        continue;
+                }
+                if (e_end > end) {
+                        right = *e;
+                        right.base = end;
+                        right.size = e_end - end;
+                        right.pgoff += end - e->base;
+                        conv_path_share(right.path);
+                        has_right = true;
+                }
+                if (e->base < im->base) {
+                        e->size = im->base - e->base;
+                        p->images[o++] = *e;
+                        continue;
+                }
+                p->nr_pending -= (e->flags & CONV_IMAGE_PENDING) != 0;
+                conv_path_put(e->path);
+        }
+        if (has_right) {
+                p->images[o++] = right;
+                p->nr_pending += (right.flags & CONV_IMAGE_PENDING) != 0;
+        }
+        p->nr_images = o;
+        if (p->nr_images >= CONV_MAX_IMAGES)
+                return;
         struct conv_image *e = &p->images[p->nr_images++];
         memset(e, 0, sizeof(*e));
         e->base = im->base;
@@ -196,6 +221,24 @@ bool conv_is_own(struct perf_conv *c, uint32_t pid)
                 return true;
         c->st.nr_foreign++;
         return false;
+}
+
+void perf_conv_set_learn_threads(struct perf_conv *c, bool is_on)
+{
+        c->is_learning_threads = is_on;
+}
+
+int conv_thread_learn(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid, uint32_t tid)
+{
+        if (!tid || pid == CONV_NONE || tid == CONV_NONE || conv_umap_find(&c->tasks, tid))
+                return 0;
+        conv_task_set(c, tid, pid, NULL, -1);
+        if (!c->has_thread)
+                return 0;
+        char comm[16];
+        conv_clip(comm, conv_comm_of(c, tid, pid), sizeof(comm) - 1);
+        return conv_emit_thread(c, WMI_LOG_TYPE_THREAD_DC_START, cpu, ts, tid, pid, pid, tid, -1,
+                                comm);
 }
 
 void perf_conv_set_process(struct perf_conv *c, uint32_t pid, const int32_t *tids, uint32_t nr)

@@ -326,6 +326,12 @@ void perf_conv_set_timer_resolution(struct perf_conv *c, uint32_t resolution_100
    whether that one was preempted. */
 void perf_conv_set_process(struct perf_conv *c, uint32_t pid, const int32_t *tids, uint32_t nr);
 
+/* A recorded file's samples may name threads that no FORK, COMM or rundown did (records the
+   kernel lost, a process that started while perf synthesized the others): with is_on, the
+   first sample of such a thread is preceded by a Thread/DCStart of the sample's own pid and
+   tid, as perf report takes both from the sample. */
+void perf_conv_set_learn_threads(struct perf_conv *c, bool is_on);
+
 /* A record that converts to nothing whatever its time: a context switch's switch-out record
    (sched_switch says more of it), when whole, except with -p the whole CPU's ones (they say
    how the other side of its threads' switch-ins left). It is counted as converted; callers

@@ -433,6 +433,7 @@ int perf_data_convert_scanned(struct perf_data *pd, struct perf_data_scan *scan,
         file_masks(cs, cs->nr_events, &masks);
         perf_conv_set_masks(c, &masks);
         perf_conv_set_files(c, &perf_conv_files_offline, NULL); /* the recorded images only */
+        perf_conv_set_learn_threads(c, true);
         for (uint32_t i = 0; i < cs->nr_events; i++)
                 if (cs->events[i].walk == PERF_CONV_WALK_DWARF) {
                         const struct perf_event_attr *a = &perf_data_event(pd, i)->attr;

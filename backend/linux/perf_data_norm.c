@@ -259,6 +259,16 @@ static void mmap2_as_live(struct conv_state *cs, uint8_t *rec, uint32_t end)
                  (int)strnlen(name + sizeof(kernel) - 1, room - sizeof(kernel) + 1),
                  name + sizeof(kernel) - 1);
         uint64_t ref_addr = le_get64(rec + 32);
+        uint64_t start = le_get64(rec + 16), len = le_get64(rec + 24);
+        if (start && start <= UINT32_MAX && ref_addr > UINT32_MAX && ref_addr > start &&
+            len > ref_addr - start) {
+                /* a 64-bit kernel's map said to start at a 32-bit address (perf 3.8's, an
+                   address rewritten): it starts at its symbol, so that the user addresses
+                   below are no kernel's, as perf reads them by the sample's mode (a 32-bit
+                   kernel's map starts at its symbol's 32-bit address) */
+                le_put64(rec + 16, ref_addr);
+                le_put64(rec + 24, len - (ref_addr - start));
+        }
         memset(name, 0, room);
         memcpy(name, kernel, sizeof(kernel));
         le_put64(rec + 32, 0);

@@ -2179,6 +2179,96 @@ static void test_comm_fork_exit(void **state)
         }
 }
 
+/* A library mapped into the hole another image's reservation left (ld.so's 2 MiB between its
+   text and data, perf 3.4's MMAPs of the whole reservation) cuts that image, it does not
+   replace it: a child forked after has the image's parts before and after it, each at its
+   file offset (perf.data.forkexit-3.4: a child's sample in ld.so's text was unknown). */
+static void test_fork_images_cut(void **state)
+{
+        (void)state;
+        uint64_t t = START + 1000;
+        struct perf_conv_process pp = {100, 1, 100, "powerd", "powerd", 1100};
+        assert_int_equal(perf_conv_process(g.c, WMI_LOG_TYPE_PROCESS_DC_START, 0, t, &pp), 0);
+        const uint64_t ld = 0x7f0000000000, lib = ld + 0x22000;
+        struct rb r;
+        rb_mmap2(&r, 100, 100, ld, 0x224000, 0, NULL, PROT_READ | PROT_EXEC, "/lib64/ld.so", t + 10,
+                 0);
+        convert(&r, 0);
+        rb_mmap2(&r, 100, 100, lib, 0x49000, 0x1000, NULL, PROT_READ | PROT_EXEC,
+                 "/usr/lib64/libdbus.so", t + 20, 0);
+        convert(&r, 0);
+        rb_task(&r, PERF_RECORD_FORK, 200, 100, 200, 100, t + 30);
+        convert(&r, 0);
+        rb_profile(&r, 200, 200, ld + 0xeda, t + 40);
+        convert(&r, 0);
+        read_back();
+
+        struct {
+                uint64_t base, size, pgoff;
+                const char *path;
+        } want[] = {
+                {ld, 0x22000, 0, "/lib64/ld.so"},
+                {lib + 0x49000, 0x224000 - 0x22000 - 0x49000, 0x22000 + 0x49000, "/lib64/ld.so"},
+                {lib, 0x49000, 0x1000, "/usr/lib64/libdbus.so"}};
+        bool is_seen[3] = {false, false, false};
+        uint32_t n = 0;
+        for (uint32_t k = 0; find_own(ETWTOP_EVENT_IMAGE_IDENTITY, k); k++) {
+                const struct cap *id = find_own(ETWTOP_EVENT_IMAGE_IDENTITY, k);
+                uint64_t base, size, pgoff;
+                uint32_t pid;
+                memcpy(&base, id->user, 8);
+                memcpy(&size, id->user + 8, 8);
+                memcpy(&pgoff, id->user + 16, 8);
+                memcpy(&pid, id->user + 24, 4);
+                if (pid != 200)
+                        continue;
+                n++;
+                for (uint32_t w = 0; w < 3; w++)
+                        if (base == want[w].base) {
+                                assert_int_equal(size, want[w].size);
+                                assert_int_equal(pgoff, want[w].pgoff);
+                                assert_string_equal((const char *)id->user + 52, want[w].path);
+                                is_seen[w] = true;
+                        }
+        }
+        assert_int_equal(n, 3);
+        assert_true(is_seen[0] && is_seen[1] && is_seen[2]);
+}
+
+/* A recorded file's sample of a thread no FORK, COMM or rundown named (perf.data.busy.1-3.8: a
+   process that started while perf synthesized the others) is its own pid's, as perf report
+   has it: one Thread/DCStart from the sample's pid and tid comes before its first sample, none
+   before the next, none for a thread already known, and none at all unless asked for. */
+static void test_sample_thread_learnt(void **state)
+{
+        (void)state;
+        uint64_t t = START + 1000;
+        struct perf_conv_thread known = {300, 300, 120, "known"};
+        assert_int_equal(perf_conv_thread(g.c, WMI_LOG_TYPE_THREAD_DC_START, 0, t, &known), 0);
+        struct rb r;
+        rb_profile(&r, 900, 901, 0x401000, t + 5); /* not asked for: nothing */
+        convert(&r, 0);
+        perf_conv_set_learn_threads(g.c, true);
+        rb_profile(&r, 13600, 13601, 0x401000, t + 10);
+        convert(&r, 0);
+        rb_profile(&r, 13600, 13601, 0x401010, t + 20);
+        convert(&r, 0);
+        rb_profile(&r, 300, 300, 0x401020, t + 30);
+        convert(&r, 0);
+        read_back();
+
+        assert_int_equal(count(KEV_SAMPLE), 4);
+        assert_int_equal(count(KEV_THREAD), 2);
+        const struct cap *th = find(KEV_THREAD, 1);
+        assert_int_equal(th->ev.thread.phase, KEV_PHASE_DC_START);
+        assert_int_equal(th->ev.thread.pid, 13600);
+        assert_int_equal(th->ev.thread.tid, 13601);
+        const struct cap *s = find(KEV_SAMPLE, 1);
+        assert_true(th < s);
+        assert_int_equal(th->ev.timestamp, s->ev.timestamp);
+        assert_true(find(KEV_SAMPLE, 0) < th);
+}
+
 /* Issue 13, item 16. Every Process event carries its owner's SID in the TOKEN_USER layout
    Windows writes on x64 (ETL-FORMAT.md 3.8; the samples' bytes: `20 dc 9c fc 88 b4 ff ff | 00 00
    00 00 00 00 00 00 | 01 05 ...`): a non-zero Sid pointer, Attributes and padding (16 bytes),
@@ -3125,6 +3215,8 @@ int main(void)
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_cswitch_wait_mode_follows_tables, setup,
                                                 teardown),
+                cmocka_unit_test_setup_teardown(test_fork_images_cut, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_sample_thread_learnt, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_bad_records, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_emit_error_not_bad, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_sink_room_same_file, setup, teardown),

@@ -1326,6 +1326,67 @@ static void test_group_read(void **state)
         free(f);
 }
 
+/* A recorded 64-bit kernel's map said to start at a 32-bit address (perf 3.8's, an address
+   rewritten: quipper's perf.data.busy.1-3.8) starts at its symbol (_text), so that an
+   anonymous user address below is no kernel's; and a sample of a thread no COMM or FORK
+   named (a process started while perf synthesized the others) is its own pid's: a
+   Thread/DCStart from the sample's pid and tid comes before it. */
+static void test_kernel_map_and_unnamed_thread(void **state)
+{
+        (void)state;
+        struct fb *f = fb_pipe_start(PERF_COUNT_SW_CPU_CLOCK);
+        static const char kname[] = "[kernel.kallsyms]_text";
+        const uint16_t name_room = (sizeof(kname) + 7) & ~7u;
+        fb_u32(f, PERF_RECORD_MMAP);
+        fb_u16(f, PERF_RECORD_MISC_KERNEL);
+        fb_u16(f, (uint16_t)(8 + 8 + 24 + name_room + 24));
+        fb_u32(f, UINT32_MAX);
+        fb_u32(f, 0);
+        fb_u64(f, 0x35c00000);            /* start */
+        fb_u64(f, 0xffffffff8a3fffffull); /* len: to the modules' start */
+        fb_u64(f, 0xffffffff81000000ull); /* pgoff: _text */
+        uint8_t name[64] = {0};
+        memcpy(name, kname, sizeof(kname));
+        fb_put(f, name, name_room);
+        fb_u32(f, UINT32_MAX); /* sample_id: pid, tid, time, identifier */
+        fb_u32(f, 0);
+        fb_u64(f, 900);
+        fb_u64(f, 100);
+        fb_sample(f, 100, 0x1000); /* pid 42, tid 43: never named */
+        fb_sample(f, 100, 0x2000);
+        struct converted cv;
+        struct etl_reader *r = convert_fb(f, "kmap", &cv);
+        struct etl_record rec;
+        uint32_t nr_kernel = 0, nr_thread = 0, nr_samples = 0;
+        while (etl_reader_next(r, &rec) == 1) {
+                if (rec.hook_id == WMI_LOG_TYPE_PROCESS_LOAD_IMAGE ||
+                    rec.hook_id == WMI_LOG_TYPE_IMAGE_DC_START) {
+                        uint64_t base, size;
+                        memcpy(&base, rec.payload, 8);
+                        memcpy(&size, rec.payload + 8, 8);
+                        assert_int_equal(base, 0xffffffff81000000ull);
+                        assert_int_equal(base + size, 0x35c00000 + 0xffffffff8a3fffffull);
+                        nr_kernel++;
+                }
+                if (rec.hook_id == WMI_LOG_TYPE_THREAD_DC_START) {
+                        uint32_t pid, tid;
+                        memcpy(&pid, rec.payload, 4);
+                        memcpy(&tid, rec.payload + 4, 4);
+                        assert_int_equal(pid, 42);
+                        assert_int_equal(tid, 43);
+                        assert_int_equal(nr_samples, 0); /* before the first sample */
+                        nr_thread++;
+                }
+                nr_samples += rec.hook_id == PERFINFO_LOG_TYPE_SAMPLED_PROFILE;
+        }
+        etl_reader_close(r);
+        assert_int_equal(nr_kernel, 1);
+        assert_int_equal(nr_thread, 1);
+        assert_int_equal(nr_samples, 2);
+        converted_remove(&cv);
+        free(f);
+}
+
 /* A record of type, size bytes in all (its body zeros). */
 static void fb_record(struct fb *f, uint32_t type, uint16_t size)
 {
@@ -1938,6 +1999,7 @@ int main(void)
                 cmocka_unit_test(test_lbr_options),
                 cmocka_unit_test(test_group_read),
                 cmocka_unit_test(test_records_not_shown),
+                cmocka_unit_test(test_kernel_map_and_unnamed_thread),
                 cmocka_unit_test(test_time_order),
                 cmocka_unit_test(test_kernel_build_id_assumed),
                 cmocka_unit_test(test_mem_grows_aligned),
