@@ -97,9 +97,12 @@ struct sym_loc sym_locate_ex(struct sym_store *s, uint32_t pid, uint64_t addr, b
         }
         if (is_kernel) {
                 /* Linux kernel modules and kernel text outside the described image, when a
-                   Linux kernel is there to name them (a Windows trace's driver addresses that
-                   no image event described stay unknown) */
-                if (s->opt.is_live || s->nr_ksyms || s->ksym_set || s->has_linux_kernel)
+                   Linux kernel is there to name them: its symbols, or its image alone where its
+                   modules were not described (a Windows trace's driver addresses that no image
+                   event described stay unknown; so do a perf.data's outside its kernel's and
+                   modules' maps, as perf report has them) */
+                if (s->opt.is_live || s->nr_ksyms || s->ksym_set ||
+                    (s->has_linux_kernel && !s->has_kernel_images))
                         loc.module = s->kernel_module;
                 return loc;
         }

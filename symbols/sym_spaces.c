@@ -319,6 +319,8 @@ void sym_image_load_at(struct sym_store *s, const struct sym_image *im, uint64_t
         uint32_t id = symbols_module_get(s, im);
         if (id == s->kernel_module)
                 s->has_linux_kernel = true;
+        else if (im->pid == 0)
+                s->has_kernel_images = true;
         /* the kernel's images (pid 0) at 32-bit addresses: a 32-bit kernel (base 0 is a 64-bit
            perf 3.4's kernel map, not an address) */
         s->has_kernel32 |= im->pid == 0 && im->base && im->base <= UINT32_MAX;

@@ -199,7 +199,8 @@ struct sym_store {
         uint32_t nr_src_frames, cap_src_frames;
         /* the kernel */
         uint32_t kernel_module;
-        bool has_linux_kernel; /* a [kernel.kallsyms] image was described */
+        bool has_linux_kernel;  /* a [kernel.kallsyms] image was described */
+        bool has_kernel_images; /* and kernel images besides it: its modules (a perf.data's) */
         /* the kernel's images (pid 0) at addresses of 32 bits (an i686 or armv7 perf.data, a
            32-bit Windows'): its addresses are not KERNEL_START's, and an address no process's
            image holds is looked for in the kernel's (sym_locate_ex) */

@@ -238,6 +238,42 @@ static void norm_sample(struct conv_state *cs, const struct perf_data_record *r,
         arena_commit(cs, size, time);
 }
 
+/* Whether a kernel-space path is a module's: a .ko file (compressed or not) or a [name]. */
+static bool is_module_path(const char *path)
+{
+        static const char *const ends[] = {".ko", ".ko.gz", ".ko.xz", ".ko.zst", ".ko.bz2"};
+        size_t n = strlen(path);
+        if (path[0] == '[')
+                return true;
+        for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++) {
+                size_t e = strlen(ends[i]);
+                if (n > e && strcmp(path + n - e, ends[i]) == 0)
+                        return true;
+        }
+        return false;
+}
+
+/* The BUILD_ID feature's entry of the (host's) kernel: "[kernel.kallsyms]", else the one of
+   kernel mode that is no module, as perf takes it (perf record names it by the vmlinux it
+   found: "/lib/modules/6.6.7-arch1-1/build/vmlinux"); NULL when there is none. */
+static const struct perf_data_build_id *kernel_build_id(const struct perf_data_info *in)
+{
+        static const char kernel[] = "[kernel.kallsyms]";
+        const struct perf_data_build_id *found = NULL;
+        for (uint32_t i = 0; i < in->nr_build_ids; i++) {
+                const struct perf_data_build_id *b = &in->build_ids[i];
+                if (!b->size)
+                        continue;
+                if (strcmp(b->path, kernel) == 0)
+                        return b;
+                if (!found &&
+                    (b->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL &&
+                    !is_module_path(b->path))
+                        found = b;
+        }
+        return found;
+}
+
 /* The kernel's and its modules' maps as the live source writes them: perf's file names the
    kernel "[kernel.kallsyms]_text" (or _stext) with pid -1 and its start address as pgoff; live
    it is "[kernel.kallsyms]" of pid 0 at pgoff 0, with its build-id (from the BUILD_ID feature)
@@ -274,14 +310,10 @@ static void mmap2_as_live(struct conv_state *cs, uint8_t *rec, uint32_t end)
         le_put64(rec + 32, 0);
         const struct perf_data_info *in = perf_data_info(cs->pd);
         uint8_t bid[20];
-        uint32_t bid_size = 0;
-        for (uint32_t i = 0; i < in->nr_build_ids && !bid_size; i++) {
-                const struct perf_data_build_id *b = &in->build_ids[i];
-                if (strcmp(b->path, kernel) != 0 || !b->size)
-                        continue;
-                bid_size = b->size < 20 ? b->size : 20;
+        const struct perf_data_build_id *b = kernel_build_id(in);
+        uint32_t bid_size = b ? (b->size < 20 ? b->size : 20) : 0;
+        if (bid_size)
                 memcpy(bid, b->id, bid_size);
-        }
         /* none recorded (perf record -z, --no-buildid): the running kernel's, where the file
            was recorded under this kernel's release and the map starts where this kernel's
            _text (_stext) is, as perf report takes the running kernel's symbols then */

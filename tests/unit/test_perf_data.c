@@ -1328,13 +1328,31 @@ static void test_group_read(void **state)
 
 /* A recorded 64-bit kernel's map said to start at a 32-bit address (perf 3.8's, an address
    rewritten: quipper's perf.data.busy.1-3.8) starts at its symbol (_text), so that an
-   anonymous user address below is no kernel's; and a sample of a thread no COMM or FORK
+   anonymous user address below is no kernel's; its build-id is the one perf record gave the
+   vmlinux it found (perf 6.6: "/lib/modules/6.6.7-arch1-1/build/vmlinux", not
+   "[kernel.kallsyms]"), not a module's; and a sample of a thread no COMM or FORK
    named (a process started while perf synthesized the others) is its own pid's: a
    Thread/DCStart from the sample's pid and tid comes before it. */
 static void test_kernel_map_and_unnamed_thread(void **state)
 {
         (void)state;
         struct fb *f = fb_pipe_start(PERF_COUNT_SW_CPU_CLOCK);
+        /* the kernel's build-id under the vmlinux perf record found, after a module's */
+        static const char *const bid_paths[] = {"/lib/modules/6.6.7/kernel/fs/ext4/ext4.ko.zst",
+                                                "/lib/modules/6.6.7/build/vmlinux"};
+        for (uint32_t i = 0; i < 2; i++) {
+                uint8_t rec[128] = {0};
+                uint16_t size = (uint16_t)(36 + ((strlen(bid_paths[i]) + 8) & ~7u));
+                uint32_t type = PERF_DATA_HEADER_BUILD_ID, pid = UINT32_MAX;
+                uint16_t misc = PERF_RECORD_MISC_KERNEL;
+                memcpy(rec, &type, 4);
+                memcpy(rec + 4, &misc, 2);
+                memcpy(rec + 6, &size, 2);
+                memcpy(rec + 8, &pid, 4);
+                memset(rec + 12, 0x40 + (int)i, 20);
+                memcpy(rec + 36, bid_paths[i], strlen(bid_paths[i]));
+                fb_put(f, rec, size);
+        }
         static const char kname[] = "[kernel.kallsyms]_text";
         const uint16_t name_room = (sizeof(kname) + 7) & ~7u;
         fb_u32(f, PERF_RECORD_MMAP);
@@ -1357,7 +1375,7 @@ static void test_kernel_map_and_unnamed_thread(void **state)
         struct converted cv;
         struct etl_reader *r = convert_fb(f, "kmap", &cv);
         struct etl_record rec;
-        uint32_t nr_kernel = 0, nr_thread = 0, nr_samples = 0;
+        uint32_t nr_kernel = 0, nr_kernel_ids = 0, nr_thread = 0, nr_samples = 0;
         while (etl_reader_next(r, &rec) == 1) {
                 if (rec.hook_id == WMI_LOG_TYPE_PROCESS_LOAD_IMAGE ||
                     rec.hook_id == WMI_LOG_TYPE_IMAGE_DC_START) {
@@ -1378,8 +1396,22 @@ static void test_kernel_map_and_unnamed_thread(void **state)
                         nr_thread++;
                 }
                 nr_samples += rec.hook_id == PERFINFO_LOG_TYPE_SAMPLED_PROFILE;
+                uint16_t id = 0;
+                if (rec.size_bytes >= 0x30)
+                        memcpy(&id, rec.data + 0x28, 2); /* the EVENT_DESCRIPTOR's Id */
+                if (rec.guid && memcmp(rec.guid, &etwtop_provider_guid, 16) == 0 &&
+                    id == ETWTOP_EVENT_IMAGE_IDENTITY && rec.payload_size > 52 &&
+                    strcmp((const char *)rec.payload + 52, "[kernel.kallsyms]") == 0) {
+                        static const uint8_t want[20] = {0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41,
+                                                         0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41,
+                                                         0x41, 0x41, 0x41, 0x41, 0x41, 0x41};
+                        assert_int_equal(rec.payload[28], 20);
+                        assert_memory_equal(rec.payload + 32, want, 20);
+                        nr_kernel_ids++;
+                }
         }
         etl_reader_close(r);
+        assert_true(nr_kernel_ids >= 1); /* its load and its rundown */
         assert_int_equal(nr_kernel, 1);
         assert_int_equal(nr_thread, 1);
         assert_int_equal(nr_samples, 2);

@@ -889,6 +889,34 @@ static void test_kernel32(void **state)
         sym_store_free(s);
 }
 
+/* A kernel address outside every described kernel image: the kernel's where only the kernel's
+   own image was described (its modules named by its symbols); unknown where its modules were
+   described too (a perf.data's maps, as perf report has such a sample: [unknown]), unless
+   the kernel's symbols are there to name it. */
+static void test_kernel_outside_images(void **state)
+{
+        (void)state;
+        struct sym_image k = {
+                0, 0xffffffff81000000ull, 0x2000000, 0, "[kernel.kallsyms]", NULL, 0, 0, 0};
+        struct sym_image ext4 = {
+                0, 0xffffffffc0600000ull, 0x10000, 0, "/lib/modules/ext4.ko", NULL, 0, 0, 0};
+        const uint64_t stray = 0xffffffffc0170564ull;
+        struct sym_store *s = store_new(NULL, 0, true);
+        sym_image_load(s, &k);
+        uint32_t kernel = sym_locate(s, 0, 0xffffffff81000100ull).module;
+        assert_int_not_equal(kernel, 0);
+        assert_int_equal(sym_locate(s, 1234, stray).module, kernel);
+        sym_image_load(s, &ext4);
+        uint32_t m = sym_locate(s, 1234, 0xffffffffc0600010ull).module;
+        assert_int_not_equal(m, 0);
+        assert_int_not_equal(m, kernel);
+        assert_int_equal(sym_locate(s, 1234, stray).module, 0);
+        assert_int_equal(sym_locate(s, 0, stray).module, 0);
+        sym_kernel_symbol(s, 0xffffffffc0170000ull, 0x1000, "jbd2_journal_start", "jbd2");
+        assert_int_equal(sym_locate(s, 1234, stray).module, kernel);
+        sym_store_free(s);
+}
+
 /* writes len bytes of data to a new file in dir; its path in out */
 static void write_temp(const char *dir, const char *name, const void *data, size_t len, char *out,
                        size_t size)
@@ -2069,6 +2097,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_kernel32),
+                cmocka_unit_test(test_kernel_outside_images),
                 cmocka_unit_test(test_anonymous_paths),
                 cmocka_unit_test(test_mapping_order),
                 cmocka_unit_test(test_mapping_cuts),
