@@ -106,7 +106,8 @@ for f in "$dir"/*; do
         done
 
         # samples per event and module (perf's dso, by its file name; two files of one name,
-        # ~/.cargo/bin/cargo and a toolchain's, one row): the samples placed in the images
+        # ~/.cargo/bin/cargo and a toolchain's, one row; a kernel module, which perf calls
+        # [i915] or by its .ko's path, [i915]): the samples placed in the images
         # the file's maps give, in time order with them (an anonymous executable map, perf's
         # perf-PID.map, is no image: [unknown]; the kernel, which perf names by the vmlinux
         # the recording found, is [kernel.kallsyms]). perf.data.lost_samples-4.4: 3 :pp
@@ -115,13 +116,15 @@ for f in "$dir"/*; do
         # finds nothing, etwtop places them by address (2 kernel, 1 ld-2.23.so)
         "$ETWTOP" --replay "$f" -b --top 100000 2>/dev/null |
                 awk '/^Hot modules \(/ {t = $3; gsub(/[()]/, "", t); getline; next}
-                     /^$/ {t = ""} t && $2 > 0 {n[t " " $3] += $2}
+                     /^$/ {t = ""} t && $2 > 0 {m = $3; if (sub(/\.ko(\.[a-z]+)?$/, "", m)) m = "[" m "]"
+                                                 n[t " " m] += $2}
                      END {for (k in n) print k, n[k]}' | sort >"$tmp/$name.etw-modules"
         perf script -i "$f" -G -F event,ip,dso 2>/dev/null | awk '{
                         e = $1; sub(/:$/, "", e)
                         d = $0; sub(/^[^(]*\(/, "", d); sub(/\)$/, "", d); sub(/ \(deleted\)$/, "", d)
                         n = split(d, a, "/"); m = a[n]; if (m ~ /^perf-[0-9]+\.map$/) m = "[unknown]"
                         if (m ~ /^vmlinux/ && d ~ /^\//) m = "[kernel.kallsyms]"
+                        if (sub(/\.ko(\.[a-z]+)?$/, "", m)) m = "[" m "]"
                         print e, m }' | etw_name | sort | uniq -c |
                 awk '{print $2, $3, $1}' | sort >"$tmp/$name.perf-modules"
         if [ "$name" = perf.data.lost_samples-4.4 ]; then
