@@ -339,19 +339,38 @@ static __attribute__((noinline)) uint32_t chain_walk_to(struct perf_conv *c,
                         note_kernel_frame(c, s->ip);
                 }
         }
-        /* the chain's first frames that repeat the ip, dropped before it */
+        /* the chain's first frames that repeat the ip, dropped before it; and its first frame
+           where it is the interrupted address of the ip's own context (the kernel's ip, or the
+           user's where the chain has no kernel part) but not the ip: a precise sample's
+           (PEBS, IBS), whose ip is the instruction that counted and whose chain starts where
+           the interrupt found the CPU, a few bytes on. The ip stands for that frame, as the
+           chain's leaf does in perf's stacks: not one frame more, its own caller. A user
+           address after the kernel's part is another frame (the system call's caller); a
+           kernel part before a user ip's, where the interrupt found the thread once it had
+           entered the kernel (a precise user sample's skid), is none of its stack. */
         const uint8_t *chain = s->callchain;
         uint64_t nr = s->nr_callchain, i = 0;
+        bool is_first = true, is_ip_kernel = is_kernel_addr(s->ip);
         for (; is_ip_first && i < nr; i++) {
                 uint64_t a = le_get64(chain + 8 * i);
-                if (a < (uint64_t)PERF_CONTEXT_MAX) {
-                        if (a != s->ip)
-                                break;
+                if (a >= (uint64_t)PERF_CONTEXT_MAX) {
+                        is_user = a == (uint64_t)PERF_CONTEXT_USER;
+                        if (is_user && is_dwarf)
+                                i = nr; /* the walk gives the user part */
                         continue;
                 }
-                is_user = a == (uint64_t)PERF_CONTEXT_USER;
-                if (is_user && is_dwarf)
-                        i = nr; /* the walk gives the user part */
+                if (a == s->ip) {
+                        is_first = false;
+                        continue;
+                }
+                if (is_first && !is_user && !is_ip_kernel && is_kernel_addr(a)) {
+                        while (i + 1 < nr && le_get64(chain + 8 * (i + 1)) < PERF_CONTEXT_MAX)
+                                i++;
+                        continue;
+                }
+                if (is_first && is_user != is_ip_kernel && is_user != is_kernel_addr(a))
+                        i++;
+                break;
         }
         if (nr - i <= CONV_MAX_FRAMES - n)
                 return chain_rest_to(c, chain, i, nr, is_user, is_dwarf, frames, n, false);
