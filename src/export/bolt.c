@@ -224,6 +224,7 @@ static uint32_t choose(struct sym_store *store, const struct bolt_weight *w, uin
 struct bolt_line {
         char *from, *to; /* owned BOLT names; NULL: [unknown] */
         uint64_t from_off, to_off;
+        uint64_t mispreds; /* of count, the mispredicted (where the LBR says) */
         uint64_t count;
 };
 
@@ -279,13 +280,13 @@ static char *fdata_name(struct bolt_writer *w, const struct branches_end *e, uin
 }
 
 static void add_line(struct bolt_writer *w, char *from, uint64_t from_off, char *to,
-                     uint64_t to_off, uint64_t count)
+                     uint64_t to_off, uint64_t mispreds, uint64_t count)
 {
         if (w->nr_lines == w->cap_lines) {
                 w->cap_lines = w->cap_lines ? 2 * w->cap_lines : 1024;
                 w->lines = xrealloc(w->lines, w->cap_lines * sizeof(*w->lines));
         }
-        w->lines[w->nr_lines++] = (struct bolt_line){from, to, from_off, to_off, count};
+        w->lines[w->nr_lines++] = (struct bolt_line){from, to, from_off, to_off, mispreds, count};
 }
 
 /* Sorts the lines and merges equal ones (edges whose unknown ends are one [unknown]). */
@@ -298,6 +299,7 @@ static void merge_lines(struct bolt_writer *w)
         for (uint32_t i = 0; i < w->nr_lines; i++) {
                 if (o && line_cmp(&w->lines[o - 1], &w->lines[i]) == 0) {
                         w->lines[o - 1].count += w->lines[i].count;
+                        w->lines[o - 1].mispreds += w->lines[i].mispreds;
                         free(w->lines[i].from);
                         free(w->lines[i].to);
                         continue;
@@ -322,8 +324,9 @@ static void writer_fini(struct bolt_writer *w)
 static int writer_locals(struct bolt_writer *w)
 {
         struct sym_module_info info;
-        if (!sym_module_info(w->store, w->module, &info) || !info.is_loaded ||
-            info.file_used[0] != '/' || !info.nr_symbols) {
+        /* the file used: a path (relative where --symbol-path is), not another source */
+        if (!sym_module_info(w->store, w->module, &info) || !info.is_loaded || !info.file_used[0] ||
+            access(info.file_used, R_OK) != 0 || !info.nr_symbols) {
                 fprintf(stderr,
                         "etwtop: --export bolt: no symbols of %s were read, and BOLT finds "
                         "functions by name: give the binary with --symbol-path DIR\n",
@@ -350,13 +353,14 @@ static int put_lines(struct bolt_writer *w, int fd, const char *header, bool is_
         for (uint32_t i = 0; i < w->nr_lines; i++) {
                 const struct bolt_line *l = &w->lines[i];
                 struct pgo_fdata_loc from = {l->from, l->from_off}, to = {l->to, l->to_off};
-                size_t n = is_lbr ? pgo_fdata_branch(line, sizeof(line), &from, &to, 0, l->count)
+                size_t n = is_lbr ? pgo_fdata_branch(line, sizeof(line), &from, &to, l->mispreds,
+                                                     l->count)
                                   : pgo_fdata_sample(line, sizeof(line), &from, l->count);
                 const char *s = line;
                 if (n >= sizeof(line)) { /* a long C++ name */
                         big = xrealloc(big, n + 1);
                         if (is_lbr)
-                                pgo_fdata_branch(big, n + 1, &from, &to, 0, l->count);
+                                pgo_fdata_branch(big, n + 1, &from, &to, l->mispreds, l->count);
                         else
                                 pgo_fdata_sample(big, n + 1, &from, l->count);
                         s = big;
@@ -380,9 +384,27 @@ static int no_lines(const struct export_ctx *x, const char *what)
         return -ENODATA;
 }
 
-/* With LBR: the binary's edges. perf2bolt adds the fall-throughs between branches that it
-   finds by disassembling the binary; llvm-bolt infers them from the taken branches. The ETW
-   LBR record carries no mispredict flag: mispredictions are 0. */
+/* Whether an edge's end is the kernel's: its image, a Linux kernel module's, or an address of
+   the kernel's half that no image holds. A branch from there into the binary is an interrupt's
+   or a system call's return, which perf2bolt leaves out (its -ignore-interrupt-lbr, on by
+   default): not a branch of the program. */
+static bool is_kernel_end(struct sym_store *store, const struct branches_end *e)
+{
+        if (!e->loc.module)
+                return sym_is_kernel_address(e->loc.rel);
+        struct sym_module_info info;
+        if (!sym_module_info(store, e->loc.module, &info))
+                return false;
+        if (strcmp(info.name, "[kernel.kallsyms]") == 0)
+                return true;
+        const char *dot = strrchr(info.path, '.');
+        return dot && (strcmp(dot, ".ko") == 0 || strstr(info.path, ".ko.") != NULL);
+}
+
+/* With LBR: the binary's edges, with their mispredictions where the LBR entries say (as
+   perf2bolt counts them: the entries flagged mispredicted). perf2bolt adds the fall-throughs
+   between branches that it finds by disassembling the binary; llvm-bolt infers them from the
+   taken branches. */
 static int write_lbr(const struct export_ctx *x, int fd)
 {
         struct profile *p = x->profile;
@@ -411,12 +433,14 @@ static int write_lbr(const struct export_ctx *x, int fd)
                 const struct branches_row *r = &rows[i];
                 if (r->is_other)
                         continue;
+                if (is_kernel_end(w.store, &r->from))
+                        continue; /* an interrupt's return, as perf2bolt leaves them out */
                 uint64_t from_off, to_off;
                 char *from = fdata_name(&w, &r->from, &from_off);
                 char *to = fdata_name(&w, &r->to, &to_off);
                 if (!from && !to)
                         continue; /* BOLT reads nothing of it */
-                add_line(&w, from, from_off, to, to_off, r->count);
+                add_line(&w, from, from_off, to, to_off, r->flags.nr_mispredicted, r->count);
         }
         merge_lines(&w);
         if (!w.nr_lines) {
@@ -466,7 +490,7 @@ static int write_no_lbr(const struct export_ctx *x, int fd)
                 uint64_t off;
                 char *name = fdata_name(&w, &e, &off);
                 if (name)
-                        add_line(&w, name, off, NULL, 0, st->count);
+                        add_line(&w, name, off, NULL, 0, 0, st->count);
         }
         merge_lines(&w);
         if (!w.nr_lines) {

@@ -142,7 +142,7 @@ size_t pgo_perf_frame(char *buf, size_t size, uint64_t address)
         return len;
 }
 
-size_t pgo_perf_branch(char *buf, size_t size, uint64_t from, uint64_t to)
+size_t pgo_perf_branch(char *buf, size_t size, uint64_t from, uint64_t to, uint64_t info)
 {
         size_t len = 0;
         if (size)
@@ -151,6 +151,12 @@ size_t pgo_perf_branch(char *buf, size_t size, uint64_t from, uint64_t to)
         put_num(buf, size, &len, from, true);
         put_str(buf, size, &len, "/0x");
         put_num(buf, size, &len, to, true);
-        put_str(buf, size, &len, "/-/-/-/0/");
+        char flags[] = "/-/-/-/";
+        flags[1] = info & 1 ? 'M' : info & 2 ? 'P' : '-';
+        flags[3] = info & 4 ? 'X' : '-';
+        flags[5] = info & 8 ? 'A' : '-';
+        put_str(buf, size, &len, flags);
+        put_num(buf, size, &len, (info >> 4) & 0xffff, false);
+        put_str(buf, size, &len, "/ ");
         return len;
 }

@@ -40,10 +40,12 @@ size_t pgo_perf_mmap2(char *buf, size_t size, uint32_t pid, uint32_t tid, uint64
 /* The start of a sample's line: its ip as perf prints it (" %16lx"), or 17 spaces when unknown
    (llvm-profgen skips a leading ip and reads the branches after it). */
 size_t pgo_perf_ip(char *buf, size_t size, uint64_t ip, int has_ip);
-/* One branch of a sample's brstack, " 0xFROM/0xTO/-/-/-/0/": perf's fields after the
-   addresses (mispredicted, in transaction, abort, cycles, type) unknown, as an ETW LBR record
-   has none of them. */
-size_t pgo_perf_branch(char *buf, size_t size, uint64_t from, uint64_t to);
+/* One branch of a sample's brstack as perf script prints it, " 0xFROM/0xTO/P/-/-/0/ ": from
+   info, the bits of perf's struct perf_branch_entry after its addresses (mispredicted bit 0,
+   predicted 1, in transaction 2, abort 3, cycles 4-19), its prediction (M, P or - where
+   unknown), X, A and its cycles (0: unknown); 0 where the record says none of them (a Windows
+   LBR record). */
+size_t pgo_perf_branch(char *buf, size_t size, uint64_t from, uint64_t to, uint64_t info);
 /* One frame of a sample's call stack as perf script prints it with -g: "\t%16lx" and a
    newline (a hybrid sample: "\n", its frames innermost first, then its brstack line). */
 size_t pgo_perf_frame(char *buf, size_t size, uint64_t address);

@@ -127,7 +127,8 @@ static void on_event(void *ctx, const struct kevent *ev)
                 }
                 for (uint32_t i = 0; i < ev->lbr.nr_entries; i++) {
                         const struct kevent_lbr_entry *e = &ev->lbr.entries[i];
-                        n = pgo_perf_branch(g->line, sizeof(g->line), e->from, e->to);
+                        n = pgo_perf_branch(g->line, sizeof(g->line), e->from, e->to,
+                                            ev->lbr.info ? ev->lbr.info[i] : 0);
                         outbuf_put(&g->out, g->line, n);
                 }
                 outbuf_putc(&g->out, '\n');

@@ -114,6 +114,12 @@ if [ -f "$S/propeller_sample_1.perfdata1" ] && [ -f "$S/propeller_sample_1.bin" 
         check "propeller: --export bolt succeeds" [ $? = 0 ]
         check "propeller: the edges of the binary's functions (the padded build-id matches)" \
                 grep -q '^1 main 47 1 compute_flag 0 0 [0-9]' "$tmp/p1.fdata"
+        # a --symbol-path relative to the working directory: the same (the binary's symbols
+        # came from "p1/propeller_sample_1.bin.gen", a path all the same)
+        (cd "$tmp" && "$ETWTOP" --replay "$S/propeller_sample_1.perfdata1" --export bolt \
+                -o p1.rel.fdata --symbol-path p1 2>/dev/null)
+        check "propeller: --symbol-path DIR relative: the same profile" \
+                cmp -s "$tmp/p1.fdata" "$tmp/p1.rel.fdata"
         # perf2bolt-16 finds no function of this binary (its text at file offset 0x740, vaddr
         # 0x1740: the base it takes from the mapping is off by a page); the edges are checked
         # against the LBR records themselves: main+0x47 -> compute_flag is the call at
@@ -256,13 +262,13 @@ if have clang-14 && have objdump && [ -n "$PY" ]; then
         "$ETWTOP" --replay "$tmp/lbr.etl" --export profgen -o "$tmp/etl.script" 2>/dev/null
         check "pgo_prog: profgen of the .etl: the same" cmp -s "$tmp/etl.script" "$tmp/prog.script"
         if [ $has_perf = 1 ]; then
-                # perf script's own text, but for the branch flags an ETW LBR record has not
-                perf script -F ip,brstack --show-mmap-events -i "$tmp/lbr.data" 2>/dev/null |
-                        sed 's|/P/-/-/0/  *| |g; s| *$||' >"$tmp/prog.perf.text"
-                sed 's|/-/-/-/0/ | |g; s|/-/-/-/0/$||; s|00:00 0 0\]|00:00 0 0]|' \
-                        "$tmp/prog.script" >"$tmp/prog.script.text"
-                check "pgo_prog: profgen's text is perf script's (its flags aside)" \
-                        cmp -s "$tmp/prog.perf.text" "$tmp/prog.script.text"
+                # perf script's own text, byte for byte: its mappings, each sample's ip and
+                # its branches with their flags (the mispredicted back edges: M)
+                perf script -F ip,brstack --show-mmap-events -i "$tmp/lbr.data" \
+                        >"$tmp/prog.perf.text" 2>/dev/null
+                check "pgo_prog: profgen's text is perf script's, flags and all" \
+                        cmp -s "$tmp/prog.perf.text" "$tmp/prog.script"
+                check "pgo_prog: ... mispredicted branches among them" grep -q '/M/-/-/0/ ' "$tmp/prog.script"
         fi
         "$ETWTOP" --replay "$tmp/nolbr.data" --export profgen -o "$tmp/nolbr.script" \
                 2>"$tmp/nolbr.err"

@@ -84,8 +84,13 @@ static void test_perf_sample(void **state)
         assert_string_equal(buf, "           401140");
         assert_int_equal(pgo_perf_ip(buf, sizeof(buf), 0x401140, 0), 17);
         assert_string_equal(buf, "                 ");
-        pgo_perf_branch(buf, sizeof(buf), 0x40115a, 0x401140);
-        assert_string_equal(buf, " 0x40115a/0x401140/-/-/-/0/");
+        pgo_perf_branch(buf, sizeof(buf), 0x40115a, 0x401140, 0);
+        assert_string_equal(buf, " 0x40115a/0x401140/-/-/-/0/ ");
+        /* perf's flags: mispredicted, predicted, in a transaction, aborted, cycles */
+        pgo_perf_branch(buf, sizeof(buf), 0x40115a, 0x401140, 1 | 27u << 4);
+        assert_string_equal(buf, " 0x40115a/0x401140/M/-/-/27/ ");
+        pgo_perf_branch(buf, sizeof(buf), 0x40115a, 0x401140, 2 | 4 | 8);
+        assert_string_equal(buf, " 0x40115a/0x401140/P/X/A/0/ ");
         /* a call stack's frame, as perf script -g prints it (a tab, %16lx) */
         assert_int_equal(pgo_perf_frame(buf, sizeof(buf), 0x401140), 18);
         assert_string_equal(buf, "\t          401140\n");
