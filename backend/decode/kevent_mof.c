@@ -9,6 +9,7 @@
 
 #include "kevent_mof.h"
 #include "le_bytes.h"
+#include "lznt1.h"
 
 struct mof_event {
         const char *provider; /* kevent_provider_name's */
@@ -311,6 +312,61 @@ static const struct mof_field ex_volume_mapping[] = {
         F("DosPath", M_WSTR, NEXT),
 };
 
+/* SysConfigEx 36: a network interface, as GetIfTable2 gives it (MIB_IF_ROW2, 1,352 bytes on
+   x64 and x86 alike: no pointers); a merged trace has one for each interface. The byte counters
+   of each kind of traffic, the unknown protocols and the queue length are left out (at most
+   KEV_MAX_FIELDS fields). */
+static const struct mof_field ex_network_interface[] = {
+        F("InterfaceLuid", M_X64, 0),
+        F("InterfaceIndex", M_U32, 8),
+        F("InterfaceGuid", M_GUID, 12),
+        FW("Alias", 28, 257),
+        FW("Description", 542, 257),
+        FR("PhysicalAddressLength", M_U32, 1056, 0, R_LEN),
+        FB("PhysicalAddress", M_MAC, 1060, 32),
+        FB("PermanentPhysicalAddress", M_MAC, 1092, 32),
+        F("Mtu", M_U32, 1124),
+        F("Type", M_U32, 1128),
+        F("TunnelType", M_U32, 1132),
+        F("MediaType", M_U32, 1136),
+        F("PhysicalMediumType", M_U32, 1140),
+        F("AccessType", M_U32, 1144),
+        F("InterfaceAndOperStatusFlags", M_U8, 1152),
+        F("OperStatus", M_U32, 1156),
+        F("AdminStatus", M_U32, 1160),
+        F("MediaConnectState", M_U32, 1164),
+        F("NetworkGuid", M_GUID, 1168),
+        F("ConnectionType", M_U32, 1184),
+        F("TransmitLinkSpeed", M_U64, 1192),
+        F("ReceiveLinkSpeed", M_U64, 1200),
+        F("InOctets", M_U64, 1208),
+        F("InUcastPkts", M_U64, 1216),
+        F("InNUcastPkts", M_U64, 1224),
+        F("InDiscards", M_U64, 1232),
+        F("InErrors", M_U64, 1240),
+        F("OutOctets", M_U64, 1280),
+        F("OutUcastPkts", M_U64, 1288),
+        F("OutNUcastPkts", M_U64, 1296),
+        F("OutDiscards", M_U64, 1304),
+        F("OutErrors", M_U64, 1312),
+};
+/* SysConfigEx 37: the system's version, major.minor.build and the update's revision (a
+   22000.613 build's trace: 10.0.22000.613, as its BuildInfo's BuildLab says "22000.613..."),
+   then two words whose meaning no public source gives (3 and 0 in every trace seen) */
+static const struct mof_field ex_os_version[] = {
+        F("Version", M_VER64, 0),
+        F("Value1", M_U32, 8),
+        F("Value2", M_U32, 12),
+};
+/* WinSat (ed54dff8-c409-4cf6-bf83-05e1e61a09c4), which a merged trace carries: the Windows
+   System Assessment Tool's documents, XML in UTF-16 compressed with LZNT1 after its size (33:
+   <WinSPR>, the scores; 35: <Metrics>; 37: <SystemConfig>, the machine) */
+static const struct mof_field winsat_xml[] = {
+        F("Version", M_U32, 0),
+        FR("XmlSize", M_U32, 4, 0, R_LEN),
+        F("Xml", M_LZNT1_WSTR, 8),
+};
+
 #define E(prov, op, lo, hi, name, f)                                                               \
         {                                                                                          \
                 prov, op, lo, hi, prov "/" name, f, NF(f)                                          \
@@ -378,6 +434,11 @@ static const struct mof_event mof_events[] = {
         E("SysConfigEx", 33, 0, 255, "SystemPaths", ex_system_paths),
         E("SysConfigEx", 34, 0, 255, "UnknownVolume", ex_unknown_volume),
         E("SysConfigEx", 35, 0, 255, "VolumeMapping", ex_volume_mapping),
+        E("SysConfigEx", 36, 0, 255, "NetworkInterface", ex_network_interface),
+        E("SysConfigEx", 37, 0, 255, "OsVersion", ex_os_version),
+        E("WinSat", 33, 0, 255, "WinSPR", winsat_xml),
+        E("WinSat", 35, 0, 255, "Metrics", winsat_xml),
+        E("WinSat", 37, 0, 255, "SystemConfig", winsat_xml),
 };
 
 #define NR_MOF_EVENTS (sizeof(mof_events) / sizeof(mof_events[0]))
@@ -424,14 +485,17 @@ static size_t mof_size(enum mof_type t, unsigned psize)
         case M_IPV4: return 4;
         case M_U64:
         case M_I64:
-        case M_X64: return 8;
+        case M_X64:
+        case M_VER64: return 8;
         case M_PTR:
         case M_SIZE: return psize;
         case M_IPV6:
         case M_GUID: return 16;
         case M_WSTR:
         case M_ASTR:
-        case M_WFIXED: return 0;
+        case M_WFIXED:
+        case M_MAC:
+        case M_LZNT1_WSTR: return 0;
         }
         return 0;
 }
@@ -480,7 +544,8 @@ static int mof_walk(struct kdecoder *d, const struct mof_field *fields, unsigned
                     uint32_t *nr_out, uint32_t *tid_out, uint32_t *pid_out)
 {
         uint32_t nr = 0, tid = 0xFFFFFFFFu, pid = 0xFFFFFFFFu;
-        size_t at = 0; /* the end of the previous property */
+        size_t at = 0;     /* the end of the previous property */
+        uint64_t used = 0; /* the last R_LEN property's value: M_MAC's and M_LZNT1_WSTR's size */
         struct kevent_field scratch;
 
         for (unsigned i = 0; i < nr_fields && nr < KEV_MAX_FIELDS; i++) {
@@ -496,6 +561,8 @@ static int mof_walk(struct kdecoder *d, const struct mof_field *fields, unsigned
                 }
                 if (f->type == M_WFIXED)
                         size = (size_t)f->count * 2u;
+                else if (f->type == M_MAC)
+                        size = f->count;
                 if (off > len || size > len - off) {
                         if (f->is_optional)
                                 break;
@@ -582,6 +649,44 @@ static int mof_walk(struct kdecoder *d, const struct mof_field *fields, unsigned
                         if (out)
                                 o->s = kdecoder_utf16_fixed(d, p, len, off, f->count);
                         break;
+                case M_MAC: {
+                        o->kind = KEV_FIELD_STR;
+                        if (!out)
+                                break;
+                        char buf[3 * 32 + 1] = "";
+                        size_t n = used < f->count ? (size_t)used : f->count, w = 0;
+                        for (size_t k = 0; k < n && k < 32; k++) {
+                                if (k)
+                                        buf[w++] = '-';
+                                buf[w++] = "0123456789ABCDEF"[q[k] >> 4];
+                                buf[w++] = "0123456789ABCDEF"[q[k] & 15];
+                        }
+                        buf[w] = 0;
+                        o->s = kdecoder_arena_copy(d, buf);
+                        break;
+                }
+                case M_VER64: {
+                        o->kind = KEV_FIELD_STR;
+                        if (!out)
+                                break;
+                        char buf[24];
+                        uint64_t v = le_get64(q);
+                        snprintf(buf, sizeof(buf), "%u.%u.%u.%u", (unsigned)(v >> 48),
+                                 (unsigned)(v >> 32 & 0xffff), (unsigned)(v >> 16 & 0xffff),
+                                 (unsigned)(v & 0xffff));
+                        o->s = kdecoder_arena_copy(d, buf);
+                        break;
+                }
+                case M_LZNT1_WSTR:
+                        /* the check decompresses too (keeping nothing), so that a fill after
+                           it never fails */
+                        o->kind = KEV_FIELD_STR;
+                        at = len;
+                        if (!out && lznt1_decompress(q, len - off, NULL, 0) < 0)
+                                return -EBADMSG;
+                        if (out)
+                                o->s = kdecoder_lznt1_utf16(d, p, len, off, used);
+                        break;
                 case M_ASTR: {
                         o->kind = KEV_FIELD_STR;
                         if (out) {
@@ -593,6 +698,8 @@ static int mof_walk(struct kdecoder *d, const struct mof_field *fields, unsigned
                         break;
                 }
                 }
+                if (f->role == R_LEN)
+                        used = o->u;
                 if (f->role == R_PID)
                         pid = (uint32_t)o->u;
                 else if (f->role == R_TID)

@@ -23,19 +23,26 @@ enum mof_type {
         M_U64,
         M_I64,
         M_X64,
-        M_PTR,   /* a pointer: 4 or 8 bytes by the record's pointer size, shown in hex */
-        M_SIZE,  /* a pointer-sized count (SIZE_T), in decimal */
-        M_PORT,  /* extension("Port"): 16 bits in network order */
-        M_IPV4,  /* extension("IPAddr"): 4 bytes in network order */
-        M_IPV6,  /* extension("IPAddrV6"): 16 bytes */
-        M_GUID,  /* extension("Guid") */
-        M_WSTR,  /* a NUL-terminated UTF-16 string */
-        M_ASTR,  /* a NUL-terminated 8-bit string */
-        M_WFIXED /* a fixed array of `count` UTF-16 code units, NUL-padded */
+        M_PTR,    /* a pointer: 4 or 8 bytes by the record's pointer size, shown in hex */
+        M_SIZE,   /* a pointer-sized count (SIZE_T), in decimal */
+        M_PORT,   /* extension("Port"): 16 bits in network order */
+        M_IPV4,   /* extension("IPAddr"): 4 bytes in network order */
+        M_IPV6,   /* extension("IPAddrV6"): 16 bytes */
+        M_GUID,   /* extension("Guid") */
+        M_WSTR,   /* a NUL-terminated UTF-16 string */
+        M_ASTR,   /* a NUL-terminated 8-bit string */
+        M_WFIXED, /* a fixed array of `count` UTF-16 code units, NUL-padded */
+        M_MAC,    /* a fixed array of `count` bytes, of which the last R_LEN property says how many
+                     are used: shown as Windows shows a MAC address (D8-BB-C1-AB-3E-DF) */
+        M_LZNT1_WSTR, /* the rest of the payload: LZNT1 chunks of UTF-16 text, decompressed to
+                         the size the last R_LEN property gives (WinSat's XML documents) */
+        M_VER64       /* a version in 64 bits, four 16-bit parts from the high one down
+                         (major.minor.build.revision, as a PE's FILEVERSION) */
 };
 
-/* What a property says of the event's subject. */
-enum mof_role { R_NONE = 0, R_PID, R_TID };
+/* What a property says of the event's subject (R_PID, R_TID), or of the properties after it:
+   R_LEN, the bytes used of each M_MAC and M_LZNT1_WSTR until the next R_LEN. */
+enum mof_role { R_NONE = 0, R_PID, R_TID, R_LEN };
 
 #define NEXT (-1) /* the property follows the previous one (after a variable-length string) */
 
@@ -69,6 +76,10 @@ struct mof_field {
         {                                                                                          \
                 n, M_WFIXED, R_NONE, 0, 0, o, c                                                    \
         }
+#define FB(n, t, o, c)                                                                             \
+        {                                                                                          \
+                n, t, R_NONE, 0, 0, o, c                                                           \
+        }
 #define NF(a) (uint8_t)(sizeof(a) / sizeof((a)[0]))
 
 /* What the table decoder needs of the decoder (backend/decode/kdecoder.c). */
@@ -79,6 +90,10 @@ const char *kdecoder_utf16_at(struct kdecoder *d, const uint8_t *p, size_t len, 
 /* Exactly nchars UTF-16 code units at p[off..] (a fixed array, NUL-padded), as UTF-8. */
 const char *kdecoder_utf16_fixed(struct kdecoder *d, const uint8_t *p, size_t len, size_t off,
                                  size_t nchars);
+/* The LZNT1-compressed UTF-16 text at p[off..len), decompressed (at most size bytes of it), to
+   its NUL or its end, as UTF-8; "" where it is not LZNT1 (or no memory is left). */
+const char *kdecoder_lznt1_utf16(struct kdecoder *d, const uint8_t *p, size_t len, size_t off,
+                                 uint64_t size);
 /* The 8-bit string at p[off..len), to its NUL or the end, as UTF-8 (Latin-1 when it is not
    valid UTF-8); *next as for kdecoder_utf16_at. */
 const char *kdecoder_ansi_at(struct kdecoder *d, const uint8_t *p, size_t len, size_t off,

@@ -200,7 +200,17 @@ const char *kprov_opcode_name(enum kprov k, uint8_t op)
                 switch (op) {
                 case 32: return "SysConfigEx/BuildInfo";
                 case 33: return "SysConfigEx/SystemPaths";
+                case 34: return "SysConfigEx/UnknownVolume";
                 case 35: return "SysConfigEx/VolumeMapping";
+                case 36: return "SysConfigEx/NetworkInterface";
+                case 37: return "SysConfigEx/OsVersion";
+                }
+                break;
+        case KP_WINSAT:
+                switch (op) {
+                case 33: return "WinSat/WinSPR";
+                case 35: return "WinSat/Metrics";
+                case 37: return "WinSat/SystemConfig";
                 }
                 break;
         case KP_METADATA:

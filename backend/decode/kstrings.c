@@ -11,6 +11,7 @@
 #include "util/decimal.h"
 #include "util/utf.h"
 #include "kevent_mof.h"
+#include "lznt1.h"
 
 /* ---- strings into the scratch arena ---- */
 
@@ -137,6 +138,25 @@ const char *kdecoder_ansi_at(struct kdecoder *d, const uint8_t *p, size_t len, s
         struct payload pl = {p, len, 8};
 
         return kstr_ansi(d, &pl, off, next);
+}
+
+const char *kdecoder_lznt1_utf16(struct kdecoder *d, const uint8_t *p, size_t len, size_t off,
+                                 uint64_t size)
+{
+        /* what the arena can hold of it: 2 bytes of UTF-16 are at most 3 of UTF-8 */
+        uint64_t cap = (uint64_t)(d->str_cap - d->str_len) / 3u * 2u + 2u;
+        if (size < cap)
+                cap = size;
+        uint8_t *text = malloc(cap ? (size_t)cap : 1);
+        long n = text && off <= len ? lznt1_decompress(p + off, len - off, text, (size_t)cap) : -1;
+        const char *s = "";
+        if (n >= 0) {
+                size_t next;
+                struct payload pl = {text, (size_t)n, 8};
+                s = kstr_utf16(d, &pl, 0, &next);
+        }
+        free(text);
+        return s;
 }
 
 const char *kdecoder_utf16_fixed(struct kdecoder *d, const uint8_t *p, size_t len, size_t off,

@@ -89,6 +89,9 @@ static const struct {
         {&EventTraceConfigGuid, 22},
         {&SysConfigExGuid, 32},
         {&SysConfigExGuid, 35},
+        {&SysConfigExGuid, 36},
+        {&SysConfigExGuid, 37},
+        {&WinSatGuid, 33}, /* LZNT1 */
 };
 
 /* Providers for a raw opcode byte: known ones, and one the decoder does not know. */

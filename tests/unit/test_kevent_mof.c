@@ -16,6 +16,7 @@
 #include "kdecoder.h"
 #include "kevent.h"
 #include "kevent_mof.h"
+#include "lznt1.h"
 #include "etw/ntwmi.h"
 
 #define NONE 0xFFFFFFFFu
@@ -432,6 +433,135 @@ static void test_cpu_fixed_strings(void **state)
         assert_string_equal(s("ComputerName"), "BUILD-W8");
         assert_string_equal(s("DomainName"), "CORP");
         assert_int_equal(u("HyperThreadingFlag"), 1);
+}
+
+/* SysConfigEx 36 (NetworkInterface): a MIB_IF_ROW2, 1,352 bytes: its fixed strings, its
+   address of PhysicalAddressLength bytes, its counters at their offsets */
+static void test_sysconfigex_network_interface(void **state)
+{
+        static struct bb b; /* 1,352 bytes: not on the stack */
+        (void)state;
+        memset(&b, 0, sizeof(b));
+        b.n = 0;
+        bb_u64(&b, 0x6000001000000ull); /* InterfaceLuid */
+        bb_u32(&b, 22);                 /* InterfaceIndex */
+        static const uint8_t guid[16] = {0xfc, 0x3c, 0x8b, 0x5d, 0xc5, 0x85, 0xec, 0x11,
+                                         0x97, 0xa0, 0x28, 0xd0, 0xea, 0x3e, 0x8e, 0x5f};
+        bb_raw(&b, guid, 16);
+        bb_utf16(&b, "Ethernet 2");
+        b.n = 542;
+        bb_utf16(&b, "Gigabit Ethernet Controller");
+        b.n = 1056;
+        bb_u32(&b, 6);
+        static const uint8_t mac[6] = {0xd8, 0xbb, 0xc1, 0xab, 0x3e, 0xdf};
+        bb_raw(&b, mac, 6);
+        b.n = 1092;
+        bb_raw(&b, mac, 6);
+        b.n = 1124;
+        bb_u32(&b, 1500); /* Mtu */
+        bb_u32(&b, 6);    /* Type: ethernetCsmacd */
+        b.n = 1156;
+        bb_u32(&b, 1); /* OperStatus: up */
+        b.n = 1192;
+        bb_u64(&b, 2500000000ull); /* TransmitLinkSpeed */
+        bb_u64(&b, 2500000000ull);
+        bb_u64(&b, 123456789); /* InOctets */
+        b.n = 1312;
+        bb_u64(&b, 7); /* OutErrors */
+        b.n = 1352;
+        assert_int_equal(feed(&SysConfigExGuid, 36, 0, 8, NONE, NONE, &b), 0);
+        assert_string_equal(cap.name, "SysConfigEx/NetworkInterface");
+        assert_int_equal(u("InterfaceIndex"), 22);
+        assert_string_equal(s("InterfaceGuid"), "{5d8b3cfc-85c5-11ec-97a0-28d0ea3e8e5f}");
+        assert_string_equal(s("Alias"), "Ethernet 2");
+        assert_string_equal(s("Description"), "Gigabit Ethernet Controller");
+        assert_string_equal(s("PhysicalAddress"), "D8-BB-C1-AB-3E-DF");
+        assert_string_equal(s("PermanentPhysicalAddress"), "D8-BB-C1-AB-3E-DF");
+        assert_int_equal(u("Mtu"), 1500);
+        assert_int_equal(u("OperStatus"), 1);
+        assert_int_equal(u("TransmitLinkSpeed"), 2500000000ull);
+        assert_int_equal(u("InOctets"), 123456789);
+        assert_int_equal(u("OutErrors"), 7);
+        /* cut inside its last field read: no layout read past its end */
+        b.n = 1319;
+        assert_int_equal(feed(&SysConfigExGuid, 36, 0, 8, NONE, NONE, &b), -EBADMSG);
+}
+
+/* SysConfigEx 37 (OsVersion): 10.0.22000.613 as the 64-bit version it is */
+static void test_sysconfigex_os_version(void **state)
+{
+        struct bb b = {.n = 0};
+        (void)state;
+        bb_u64(&b, 0x000a000055f00265ull);
+        bb_u32(&b, 3);
+        bb_u32(&b, 0);
+        assert_int_equal(feed(&SysConfigExGuid, 37, 0, 8, NONE, NONE, &b), 0);
+        assert_string_equal(cap.name, "SysConfigEx/OsVersion");
+        assert_string_equal(s("Version"), "10.0.22000.613");
+}
+
+/* WinSat's XML documents: UTF-16, LZNT1-compressed after the uncompressed size (the bytes below
+   are "<WinSPR><SystemScore>8.1</SystemScore><MemoryScore>8.1</MemoryScore></WinSPR>" and its
+   NUL compressed: one compressed chunk, literals and back-references both) */
+static const uint8_t winspr_lznt1[] = {
+        0x49, 0xb0, 0x00, 0x3c, 0x00, 0x57, 0x00, 0x69, 0x00, 0x6e, 0x00, 0x00, 0x53,
+        0x00, 0x50, 0x00, 0x52, 0x00, 0x3e, 0x00, 0x02, 0x3c, 0x00, 0x48, 0x79, 0x00,
+        0x73, 0x00, 0x74, 0x00, 0x08, 0x65, 0x00, 0x6d, 0x00, 0x58, 0x63, 0x00, 0x6f,
+        0x00, 0x02, 0x72, 0x00, 0x2c, 0x3e, 0x00, 0x38, 0x00, 0x2e, 0x00, 0x8a, 0x31,
+        0x00, 0x7c, 0x2f, 0x16, 0x84, 0x3c, 0x00, 0x4d, 0x02, 0x26, 0x3d, 0x01, 0x1e,
+        0x79, 0x14, 0x76, 0x15, 0x42, 0x01, 0x1b, 0x0b, 0x89, 0x00, 0x00};
+static const char winspr_xml[] =
+        "<WinSPR><SystemScore>8.1</SystemScore><MemoryScore>8.1</MemoryScore></WinSPR>";
+
+static void test_winsat_xml(void **state)
+{
+        struct bb b = {.n = 0};
+        (void)state;
+        bb_u32(&b, 1);
+        bb_u32(&b, 156);
+        bb_raw(&b, winspr_lznt1, sizeof(winspr_lznt1));
+        assert_int_equal(feed(&WinSatGuid, 33, 0, 8, NONE, NONE, &b), 0);
+        assert_string_equal(cap.name, "WinSat/WinSPR");
+        assert_int_equal(u("XmlSize"), 156);
+        assert_string_equal(s("Xml"), winspr_xml);
+        /* a size smaller than the text: the text to that size */
+        b.n = 4;
+        bb_u32(&b, 16);
+        bb_raw(&b, winspr_lznt1, sizeof(winspr_lznt1));
+        assert_int_equal(feed(&WinSatGuid, 35, 0, 8, NONE, NONE, &b), 0);
+        assert_string_equal(cap.name, "WinSat/Metrics");
+        assert_string_equal(s("Xml"), "<WinSPR>");
+        /* not LZNT1 (a chunk longer than the payload): an error, the event named */
+        b.n = 8;
+        bb_u16(&b, 0xbfff);
+        bb_u32(&b, 0);
+        assert_int_equal(feed(&WinSatGuid, 37, 0, 8, NONE, NONE, &b), -EBADMSG);
+        assert_string_equal(cap.name, "WinSat/SystemConfig");
+        assert_int_equal(cap.nr_fields, 0);
+}
+
+/* LZNT1 itself: a stored chunk, a compressed one, the output cut at the room given, and what
+   is not LZNT1 */
+static void test_lznt1(void **state)
+{
+        (void)state;
+        uint8_t out[256];
+        static const uint8_t stored[] = {0x02, 0x30, 'a', 'b', 'c', 0, 0};
+        assert_int_equal(lznt1_decompress(stored, sizeof(stored), out, sizeof(out)), 3);
+        assert_memory_equal(out, "abc", 3);
+        long n = lznt1_decompress(winspr_lznt1, sizeof(winspr_lznt1), out, sizeof(out));
+        assert_int_equal(n, 156);
+        for (size_t i = 0; i < sizeof(winspr_xml); i++)
+                assert_int_equal(out[2 * i], (uint8_t)winspr_xml[i]);
+        assert_int_equal(lznt1_decompress(winspr_lznt1, sizeof(winspr_lznt1), out, 10), 10);
+        /* a back-reference before its chunk's start */
+        static const uint8_t before[] = {0x02, 0xb0, 0x01, 0x00, 0x00};
+        assert_int_equal(lznt1_decompress(before, sizeof(before), out, sizeof(out)), -1);
+        /* a chunk past the input's end */
+        assert_int_equal(lznt1_decompress(winspr_lznt1, 20, out, sizeof(out)), -1);
+        /* a back-reference cut in two */
+        static const uint8_t cut[] = {0x02, 0xb0, 0x02, 'a', 0x00};
+        assert_int_equal(lznt1_decompress(cut, sizeof(cut), out, sizeof(out)), -1);
 }
 
 /* SystemConfig OpticalMedia (opcode 18): fixed numbers, two UTF-16 strings, two 8-bit ones */
@@ -948,6 +1078,10 @@ int main(void)
                 cmocka_unit_test(test_cpu_fixed_strings),
                 cmocka_unit_test(test_event_trace_wpp_header),
                 cmocka_unit_test(test_optical_media_strings),
+                cmocka_unit_test(test_sysconfigex_network_interface),
+                cmocka_unit_test(test_sysconfigex_os_version),
+                cmocka_unit_test(test_winsat_xml),
+                cmocka_unit_test(test_lznt1),
                 cmocka_unit_test(test_clr_private_binding),
                 cmocka_unit_test(test_clr_private_by_id),
                 cmocka_unit_test(test_clr_gc_maps),
