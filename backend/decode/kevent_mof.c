@@ -294,6 +294,12 @@ static const struct mof_field trace_dbgid_rsds[] = {
 static const struct mof_field trace_build_info[] = {
         F("BuildLab", M_ASTR, 0),
 };
+/* PerfInfo Mark and AsyncMark (PERFINFO_LOG_TYPE_MARK 0x0F22, ASYNCMARK 0x0F24:
+   PERFINFO_MARK_INFORMATION, its Name an 8-bit string): a mark set in the trace (xperf -m, and
+   WPR's "Wpr_Initiated_Rundown" and the profile's name and description) */
+static const struct mof_field perfinfo_mark[] = {
+        F("Name", M_ASTR, 0),
+};
 /* SysConfigEx */
 static const struct mof_field ex_build_info[] = {
         F("InstallDate", M_I64, 0),
@@ -407,6 +413,8 @@ static const struct mof_event mof_events[] = {
         E("FileIo", 32, 2, 255, "FileCreate", file_name),
         E("FileIo", 35, 2, 255, "FileDelete", file_name),
         E("FileIo", 36, 2, 255, "FileRundown", file_name),
+        E("PerfInfo", 34, 0, 255, "Mark", perfinfo_mark),
+        E("PerfInfo", 36, 0, 255, "AsyncMark", perfinfo_mark),
         E("Process", 11, 2, 255, "Terminate", process_terminate),
         E("Process", 32, 2, 255, "PerfCtr", process_ctr),
         E("Process", 33, 2, 255, "PerfCtrRundown", process_ctr),

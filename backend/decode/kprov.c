@@ -155,6 +155,8 @@ const char *kprov_opcode_name(enum kprov k, uint8_t op)
                 break;
         case KP_PERFINFO:
                 switch (op) {
+                case 34: return "PerfInfo/Mark";
+                case 36: return "PerfInfo/AsyncMark";
                 case 46: return "PerfInfo/SampledProfile";
                 case 47: return "PerfInfo/PMCInterrupt";
                 case 48: return "PerfInfo/PMCCounterConfig";

@@ -500,6 +500,18 @@ static void test_sysconfigex_os_version(void **state)
         assert_string_equal(s("Version"), "10.0.22000.613");
 }
 
+/* PerfInfo Mark (0x0F22): the mark's name, 8-bit, as WPR sets them */
+static void test_perfinfo_mark(void **state)
+{
+        struct bb b = {.n = 0};
+        (void)state;
+        bb_raw(&b, "Wpr_Initiated_Rundown", 22);
+        assert_int_equal(feed(&PerfInfoGuid, 34, 0, 8, 29796, 6588, &b), 0);
+        assert_string_equal(cap.name, "PerfInfo/Mark");
+        assert_string_equal(s("Name"), "Wpr_Initiated_Rundown");
+        assert_int_equal(cap.pid, 29796);
+}
+
 /* WinSat's XML documents: UTF-16, LZNT1-compressed after the uncompressed size (the bytes below
    are "<WinSPR><SystemScore>8.1</SystemScore><MemoryScore>8.1</MemoryScore></WinSPR>" and its
    NUL compressed: one compressed chunk, literals and back-references both) */
@@ -1081,6 +1093,7 @@ int main(void)
                 cmocka_unit_test(test_sysconfigex_network_interface),
                 cmocka_unit_test(test_sysconfigex_os_version),
                 cmocka_unit_test(test_winsat_xml),
+                cmocka_unit_test(test_perfinfo_mark),
                 cmocka_unit_test(test_lznt1),
                 cmocka_unit_test(test_clr_private_binding),
                 cmocka_unit_test(test_clr_private_by_id),
