@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli_conflicts.h"
+#include "merge_images.h"
 #include "ui/views.h"
 #include "verbs.h"
 
@@ -489,6 +490,8 @@ int cli_run(int argc, char **argv, const struct cmd *const *cmds, size_t nr_cmds
                 cli_usage(stderr, cmds, nr_cmds);
                 return 2;
         }
+        /* a perf.data's images for its DWARF stacks' walks: where the symbols look too */
+        perf_images_register(a.symbol_path, a.nr_symbol_path);
         return cmd->run(&a);
 }
 

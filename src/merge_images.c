@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* merge_images.c: owns where --merge finds the images a trace names, for the DbgID_RSDS events
-   it adds (etw_merge_set_codeview_lookup): the directories of --symbol-path and
-   _NT_SYMBOL_PATH, flat (name.dll) or as a symbol store (name.dll/TTTTTTTTSSSS/name.dll), and
-   the local cache of their srv* and cache* entries. An image counts only with the trace's
-   TimeDateStamp and SizeOfImage. */
+/* merge_images.c: owns where the backend finds the images a trace names, in the directories of
+   --symbol-path and _NT_SYMBOL_PATH and the local caches of their srv* and cache* entries:
+   --merge's PE images for the DbgID_RSDS events it adds (etw_merge_set_codeview_lookup), flat
+   (name.dll) or as a symbol store (name.dll/TTTTTTTTSSSS/name.dll), an image counting only with
+   the trace's TimeDateStamp and SizeOfImage; a perf.data's ELF images for the walks of its
+   DWARF stacks (etw_perf_data_set_image_lookup), as the symbols find them there: by build-id
+   (DIR/.build-id/xx/rest), by file name, by the recorded path under the directory. */
 #include "merge_images.h"
 
 #include <stdbool.h>
@@ -105,12 +107,54 @@ static BOOL lookup(PVOID ctx, LPCSTR image_path, ULONG stamp, ULONG size, struct
         return FALSE;
 }
 
-void merge_images_register(const char *const *symbol_path, uint32_t nr)
+static void dirs_set(const char *const *symbol_path, uint32_t nr)
 {
         nr_dirs = 0;
         dir_len = 0;
         for (uint32_t i = 0; i < nr; i++)
                 add_path(symbol_path[i]);
         add_path(getenv("_NT_SYMBOL_PATH"));
+}
+
+void merge_images_register(const char *const *symbol_path, uint32_t nr)
+{
+        dirs_set(symbol_path, nr);
         etw_merge_set_codeview_lookup(nr_dirs ? lookup : NULL, NULL);
+}
+
+/* The index-th place of an ELF image: three a directory (by build-id, by file name, by the
+   recorded path under it), those that do not apply written as "" (not the image). */
+static BOOL elf_lookup(PVOID ctx, LPCSTR image_path, const UCHAR *build_id, ULONG build_id_size,
+                       ULONG index, LPSTR out, ULONG size)
+{
+        (void)ctx;
+        if (index / 3 >= nr_dirs || !size)
+                return FALSE;
+        const char *dir = dirs[index / 3], *name = strrchr(image_path, '/');
+        name = name ? name + 1 : image_path;
+        out[0] = '\0';
+        switch (index % 3) {
+        case 0:
+                if (build_id_size >= 2) {
+                        int n = snprintf(out, size, "%s/.build-id/%02x/", dir, build_id[0]);
+                        for (ULONG i = 1; i < build_id_size && n > 0 && (ULONG)n + 3 < size; i++)
+                                n += snprintf(out + n, size - (ULONG)n, "%02x", build_id[i]);
+                }
+                break;
+        case 1:
+                if (*name)
+                        snprintf(out, size, "%s/%s", dir, name);
+                break;
+        default:
+                if (image_path[0] == '/')
+                        snprintf(out, size, "%s%s", dir, image_path);
+                break;
+        }
+        return TRUE;
+}
+
+void perf_images_register(const char *const *symbol_path, uint32_t nr)
+{
+        dirs_set(symbol_path, nr);
+        etw_perf_data_set_image_lookup(nr_dirs ? elf_lookup : NULL, NULL);
 }

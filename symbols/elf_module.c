@@ -2,7 +2,7 @@
 /* elf_module.c: owns finding an ELF image's file, checking its build-id, and reading its
    function table, segments, inline frames and source lines through libdwfl. */
 #include "elf_module.h"
-#include "perf_buildid_dir.h"
+#include "util/perf_buildid_dir.h"
 
 #include "build_id_scan.h"
 #include "symtab_cache.h"

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "perf_buildid_dir.h"
+#include "util/perf_buildid_dir.h"
 #include "symbols/kallsyms.h"
 #include "symbols/sym_table.h"
 #include "symtab_cache.h"

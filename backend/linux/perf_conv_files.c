@@ -3,6 +3,27 @@
    (offline): images for DWARF walks and the vdso. */
 #include "perf_conv_int.h"
 
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "etw/etwtop_ext.h"
+#include "util/elf_build_id.h"
+#include "util/perf_buildid_dir.h"
+
+/* etw_perf_data_set_image_lookup's, for every conversion of this process */
+static ETW_IMAGE_LOOKUP image_lookup;
+static void *image_lookup_ctx;
+static pthread_mutex_t image_lookup_lock = PTHREAD_MUTEX_INITIALIZER;
+
+ULONG etw_perf_data_set_image_lookup(ETW_IMAGE_LOOKUP Lookup, PVOID Context)
+{
+        pthread_mutex_lock(&image_lookup_lock);
+        image_lookup = Lookup;
+        image_lookup_ctx = Context;
+        pthread_mutex_unlock(&image_lookup_lock);
+        return ERROR_SUCCESS;
+}
+
 /* This process's vdso (the same kernel's in every process): the ELF image and its size, the
    section headers coming last. */
 static const uint8_t *own_vdso(void *ctx, size_t *size)
@@ -68,8 +89,21 @@ static struct unwind_module *live_image_module(void *ctx, struct unwind_cache *c
                          build_id_size);
 }
 
-/* a recording's images: their recorded paths (this machine's processes are not the
-   recording's) */
+/* Whether the file at path is the image: readable, its build-id the one given (where one is). */
+static bool is_the_image(const char *path, const uint8_t *build_id, uint32_t build_id_size)
+{
+        if (access(path, R_OK) != 0)
+                return false;
+        if (!build_id_size)
+                return true;
+        uint8_t id[ELF_BUILD_ID_MAX];
+        uint32_t n = elf_build_id_read(path, id, sizeof(id));
+        return n == build_id_size && memcmp(id, build_id, n) == 0;
+}
+
+/* a recording's images (this machine's processes are not the recording's): where
+   etw_perf_data_set_image_lookup's lookup says, the recorded path, perf's build-id cache; the
+   recorded path where none of them is the image (its module then says why it has no rules) */
 static struct unwind_module *offline_image_module(void *ctx, struct unwind_cache *cache,
                                                   const char *path, uint32_t pid, uint64_t base,
                                                   uint64_t size, const uint8_t *build_id,
@@ -79,6 +113,33 @@ static struct unwind_module *offline_image_module(void *ctx, struct unwind_cache
         (void)pid;
         (void)base;
         (void)size;
+        struct unwind_module *m = NULL;
+        /* a build-id's module made before, from whichever file (no file is looked at) */
+        if (build_id_size && unwind_cache_get(cache, NULL, build_id, build_id_size, &m) == 0)
+                return m;
+        char buf[4096];
+        pthread_mutex_lock(&image_lookup_lock);
+        ETW_IMAGE_LOOKUP lookup = image_lookup;
+        void *lookup_ctx = image_lookup_ctx;
+        pthread_mutex_unlock(&image_lookup_lock);
+        for (ULONG i = 0; lookup && i < 256 &&
+                          lookup(lookup_ctx, path, build_id, build_id_size, i, buf, sizeof(buf));
+             i++)
+                if (is_the_image(buf, build_id, build_id_size))
+                        return module_at(cache, buf, build_id, build_id_size);
+        if (is_the_image(path, build_id, build_id_size))
+                return module_at(cache, path, build_id, build_id_size);
+        char dir[4000];
+        if (build_id_size && perf_buildid_dir(dir, sizeof(dir))) {
+                int n = snprintf(buf, sizeof(buf), "%s/.build-id/%02x/", dir, build_id[0]);
+                for (uint32_t i = 1; i < build_id_size && n > 0 && (size_t)n + 3 < sizeof(buf); i++)
+                        n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%02x", build_id[i]);
+                if (n > 0 && (size_t)n + 5 < sizeof(buf)) {
+                        memcpy(buf + n, "/elf", 5);
+                        if (is_the_image(buf, build_id, build_id_size))
+                                return module_at(cache, buf, build_id, build_id_size);
+                }
+        }
         return module_at(cache, path, build_id, build_id_size);
 }
 

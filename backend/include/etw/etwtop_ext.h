@@ -119,6 +119,20 @@ ULONG etw_merge_set_codeview_lookup(ETW_CODEVIEW_LOOKUP Lookup, PVOID Context);
    Text or Size 0). */
 ULONG etw_merge_get_damage(char *Text, ULONG Size);
 
+/* Where else an ELF image a perf.data recording names may be (its recorded path, and its
+   build-id where the recording gives one; BuildIdSize 0 where not): the Index-th place, from 0,
+   into Out (Size bytes); FALSE when there are no more. */
+typedef BOOL (*ETW_IMAGE_LOOKUP)(PVOID Context, LPCSTR ImagePath, const UCHAR *BuildId,
+                                 ULONG BuildIdSize, ULONG Index, LPSTR Out, ULONG Size);
+
+/* etwtop's: where the conversion of a perf.data file (OpenTrace of one, --merge) finds the
+   images whose CFI its DWARF stack copies are walked with (perf record --call-graph dwarf),
+   before their recorded paths: the first place Lookup gives whose file is the image (its
+   build-id the recording's, where the recording gives one); then the recorded path; then perf's
+   build-id cache ($PERF_BUILDID_DIR, else ~/.debug). NULL: the recorded path and the cache.
+   For this process's conversions. */
+ULONG etw_perf_data_set_image_lookup(ETW_IMAGE_LOOKUP Lookup, PVOID Context);
+
 /* What the reader met in a file processed by ProcessTrace. */
 struct etw_trace_stats {
         ULONG nr_buffers;

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* perf_buildid_dir.h: where perf record keeps its build-id cache (copies of the images and
    kernel symbols a recording hit), as perf finds it: $PERF_BUILDID_DIR (perf --buildid-dir
-   exports it to its scripts), else ~/.debug. Read by elf_module.c (images) and
-   kernel_running.c (a kernel's kallsyms). */
-#ifndef ETWTOP_SYMBOLS_PERF_BUILDID_DIR_H
-#define ETWTOP_SYMBOLS_PERF_BUILDID_DIR_H
+   exports it to its scripts), else ~/.debug. Read by the symbols (images, a kernel's kallsyms)
+   and by a perf.data's conversion (the images its DWARF stacks are walked through). */
+#ifndef ETWTOP_UTIL_PERF_BUILDID_DIR_H
+#define ETWTOP_UTIL_PERF_BUILDID_DIR_H
 
 #include <stdbool.h>
 #include <stdio.h>
