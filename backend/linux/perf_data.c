@@ -408,6 +408,7 @@ static void read_features(struct perf_data *pd)
                         perf_data_feat_parse(pd, f, pd->data + foff, fsize, foff);
                 off += FILE_SECTION_SIZE;
         }
+        perf_data_name_tracepoints(pd);
 }
 
 static int open_file_mode(struct perf_data *pd, struct err_msg *err)
@@ -627,6 +628,7 @@ static void apply_record(struct perf_data *pd, const uint8_t *p, uint32_t size, 
                         return;
                 pd->info.tracing_data = p + size;
                 pd->info.tracing_size = le_get32(p + 8);
+                perf_data_name_tracepoints(pd);
                 return;
         case PERF_DATA_HEADER_BUILD_ID:
                 if (perf_data_build_id_add(pd, p, size) < 0)

@@ -73,6 +73,9 @@ void perf_data_warn(struct perf_data *pd, uint64_t offset, const char *fmt, ...)
 
 /* Replaces an event's name. */
 void perf_data_set_name(struct perf_data_event *ev, const char *name, size_t len);
+/* The tracepoint events no EVENT_DESC or EVENT_UPDATE named (a pipe-mode file of perf before
+   4.x): named SYSTEM:NAME from the TRACING_DATA's format of their id, as perf names them. */
+void perf_data_name_tracepoints(struct perf_data *pd);
 
 /* Parses feature feat's bytes p[0..size) (at file offset offset) into pd's info and events.
    Returns 0 or -EBADMSG with a warning left. */

@@ -5,6 +5,8 @@
 #include "perf_data_int.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "le_bytes.h"
@@ -105,4 +107,53 @@ int perf_data_tracing_formats(const uint8_t *p, size_t size, perf_data_format_fn
                 }
         }
         return 0;
+}
+
+/* perf_data_name_tracepoints' walk: the format of the tracepoint whose ID is the wanted one. */
+struct tp_name {
+        uint64_t id;
+        char name[256];
+};
+
+/* The value after "KEY: " on a line of text[0..len) into out (to its end of line), or false. */
+static bool format_value(const char *text, size_t len, const char *key, char *out, size_t size)
+{
+        size_t klen = strlen(key);
+        for (size_t i = 0; i + klen <= len; i++) {
+                if ((i && text[i - 1] != '\n') || memcmp(text + i, key, klen) != 0)
+                        continue;
+                size_t s = i + klen, e = s;
+                while (e < len && text[e] != '\n')
+                        e++;
+                size_t n = e - s < size - 1 ? e - s : size - 1;
+                memcpy(out, text + s, n);
+                out[n] = '\0';
+                return true;
+        }
+        return false;
+}
+
+static void tp_name_of(void *ctx, const char *system, const char *text, size_t len)
+{
+        struct tp_name *t = ctx;
+        char id[32], name[200];
+        if (t->name[0] || !format_value(text, len, "ID: ", id, sizeof(id)) ||
+            strtoull(id, NULL, 10) != t->id ||
+            !format_value(text, len, "name: ", name, sizeof(name)))
+                return;
+        snprintf(t->name, sizeof(t->name), "%.50s:%s", system, name);
+}
+
+void perf_data_name_tracepoints(struct perf_data *pd)
+{
+        const struct perf_data_info *in = &pd->info;
+        for (uint32_t i = 0; in->tracing_data && i < pd->nr_events; i++) {
+                struct perf_data_event *ev = &pd->events[i];
+                if (ev->attr.type != PERF_TYPE_TRACEPOINT || (ev->name && ev->name[0]))
+                        continue;
+                struct tp_name t = {ev->attr.config, ""};
+                perf_data_tracing_formats(in->tracing_data, in->tracing_size, tp_name_of, &t);
+                if (t.name[0])
+                        perf_data_set_name(ev, t.name, strlen(t.name));
+        }
 }

@@ -73,7 +73,7 @@ for f in "$dir"/*; do
         "$ETWTOP" --replay - -b --top 1 <"$f" 2>/dev/null | tail -n +2 >"$tmp/$name.stdin"
         check "$name: read from standard input (-), the same tables" \
                 cmp -s <(tail -n +2 "$tmp/$name.b") "$tmp/$name.stdin"
-        if ! perf script -i "$f" -F event >"$tmp/$name.events" 2>"$tmp/$name.perr"; then
+        if ! perf script -i "$f" -G -F event >"$tmp/$name.events" 2>"$tmp/$name.perr"; then
                 # perf 6.1 refuses some files (sleep.compressed.data: "incompatible file
                 # format"); etwtop must still read them
                 skip "$name: perf cannot read it ($(head -1 "$tmp/$name.perr"))"

@@ -685,6 +685,62 @@ static void test_pipe_mode_by_hand(void **state)
         free(f);
 }
 
+/* A pipe-mode file of perf 4.9 (KDAB/perfparser's probe.data.stream): its tracepoint (a uprobe)
+   named by no EVENT_UPDATE, only by the format of its id in the TRACING_DATA record that follows
+   the attrs: SYSTEM:NAME, as perf names it (etwtop said "tracepoint 1329") */
+static void test_pipe_tracepoint_named(void **state)
+{
+        (void)state;
+        struct fb *f = fb_pipe_start(1329);
+        uint32_t type = PERF_TYPE_TRACEPOINT;
+        memcpy(f->b + FB_PIPE_ATTR_AT, &type, 4);
+        /* the tracing data: magic, version, endianness, long size, page size, the header
+           files, no ftrace formats, one system of one event */
+        uint8_t td[512];
+        uint32_t n = 0;
+        static const char magic[] = "\027\010\104tracing0.6";
+        memcpy(td, magic, sizeof(magic)); /* "0.6" and its NUL */
+        n = sizeof(magic);
+        td[n++] = 0; /* little-endian */
+        td[n++] = 8; /* long size */
+        uint32_t page = 4096, zero = 0, one = 1;
+        uint64_t hlen = 4;
+        memcpy(td + n, &page, 4), n += 4;
+        memcpy(td + n, "header_page", 12), n += 12;
+        memcpy(td + n, &hlen, 8), n += 8;
+        memcpy(td + n, "abcd", 4), n += 4;
+        memcpy(td + n, "header_event", 13), n += 13;
+        memcpy(td + n, &hlen, 8), n += 8;
+        memcpy(td + n, "abcd", 4), n += 4;
+        memcpy(td + n, &zero, 4), n += 4; /* ftrace formats */
+        memcpy(td + n, &one, 4), n += 4;  /* systems */
+        memcpy(td + n, "probe_untitled1", 16), n += 16;
+        memcpy(td + n, &one, 4), n += 4;
+        static const char fmt[] = "name: main\nID: 1329\nformat:\n\tfield:unsigned short "
+                                  "common_type;\toffset:0;\tsize:2;\tsigned:0;\n";
+        uint64_t flen = sizeof(fmt) - 1;
+        memcpy(td + n, &flen, 8), n += 8;
+        memcpy(td + n, fmt, flen), n += (uint32_t)flen;
+        uint32_t padded = (n + 7) & ~7u;
+        memset(td + n, 0, padded - n);
+        fb_u32(f, PERF_DATA_HEADER_TRACING_DATA);
+        fb_u16(f, 0);
+        fb_u16(f, 16);
+        fb_u32(f, n);
+        fb_u32(f, 0);
+        fb_put(f, td, padded);
+        fb_sample(f, 100, 0x1000);
+        struct counts c;
+        struct perf_data *pd = fb_open(f, &c);
+        assert_int_equal(c.rc, 0);
+        char name[128];
+        assert_string_equal(perf_data_event_name(perf_data_event(pd, 0), name, sizeof(name)),
+                            "probe_untitled1:main");
+        assert_int_equal(samples_of(&c, "probe_untitled1:main"), 1);
+        perf_data_close(pd);
+        free(f);
+}
+
 /* ---- bad input ---- */
 
 static void test_not_perf_data(void **state)
@@ -2019,6 +2075,7 @@ int main(void)
                 cmocka_unit_test(test_every_attr_size),
                 cmocka_unit_test(test_pipe_mode_by_hand),
                 cmocka_unit_test(test_hybrid_events),
+                cmocka_unit_test(test_pipe_tracepoint_named),
                 cmocka_unit_test(test_not_perf_data),
                 cmocka_unit_test(test_damaged_record),
                 cmocka_unit_test(test_truncations),
