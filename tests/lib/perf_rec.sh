@@ -20,6 +20,13 @@ perf_needed() {
         echo "0 passed, 0 failed, 1 skipped"
         exit 77
 }
+# perf_cc: $cc, the C compiler the tests that build a program use; exits 77 (skipped) without one.
+perf_cc() {
+        cc=$(command -v cc || command -v gcc || command -v clang) && return 0
+        echo "SKIP: no C compiler"
+        echo "0 passed, 0 failed, 1 skipped"
+        exit 77
+}
 # perf_home: perf's build-id cache (~/.debug) of the test's own, under $tmp: two perf record at
 # once writing one cache can abort, and the suite runs tests side by side
 perf_home() {

@@ -11,8 +11,7 @@ set -u
 . "$(dirname "$0")/../lib/check.sh"
 . "$(dirname "$0")/../lib/perf_rec.sh"
 perf_test_start
-cc=$(command -v cc || command -v gcc || command -v clang) ||
-        { echo "SKIP: no C compiler"; echo "0 passed, 0 failed, 1 skipped"; exit 77; }
+perf_cc
 
 build() { # VARIANT: the spinning program, its code a little different for each variant
         cat >"$tmp/spin.c" <<C

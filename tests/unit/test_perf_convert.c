@@ -471,6 +471,19 @@ static void test_sample_with_callchain(void **state)
         assert_int_equal(u->ev.stack.frames[1], 0x400100);
 }
 
+/* A sample of event 11 (add_callchain_event) at ip and ts, its call chain chain[0..n), converted.
+ */
+static void rb_chain_sample(struct rb *r, uint64_t ip, uint64_t ts, const uint64_t *chain,
+                            uint32_t n)
+{
+        rb_sample_head(r, 11, ip, 300, 301, ts, 0, true);
+        rb_u64(r, n);
+        for (uint32_t i = 0; i < n; i++)
+                rb_u64(r, chain[i]);
+        rb_end(r);
+        convert(r, 0);
+}
+
 /* A precise sample's chain (PEBS on a Broadwell Xeon, perf 5.15: ip ...b14f1, its kernel chain
    from ...b14f5) starts a few bytes past its ip, in the same frame: the ip takes that frame's
    place, the stack as deep as perf's. A kernel sample whose chain has no kernel part (entry
@@ -484,30 +497,15 @@ static void test_precise_sample_chain(void **state)
         add_callchain_event(11);
         struct rb r;
         uint64_t ts = START + 5000;
-        rb_sample_head(&r, 11, 0xffffffff834b14f1ull, 300, 301, ts, 0, true);
-        rb_u64(&r, 5);
-        rb_u64(&r, (uint64_t)PERF_CONTEXT_KERNEL);
-        rb_u64(&r, 0xffffffff834b14f5ull);
-        rb_u64(&r, 0xffffffff835aad9aull);
-        rb_u64(&r, (uint64_t)PERF_CONTEXT_USER);
-        rb_u64(&r, 0x7f32cfb9a08bull);
-        rb_end(&r);
-        convert(&r, 0);
-        rb_sample_head(&r, 11, 0xffffffff84000225ull, 300, 301, ts + 10, 0, true);
-        rb_u64(&r, 2);
-        rb_u64(&r, (uint64_t)PERF_CONTEXT_USER);
-        rb_u64(&r, 0x7fad8a51bb7bull);
-        rb_end(&r);
-        convert(&r, 0);
-        rb_sample_head(&r, 11, 0x5fb1bb2dbdb0ull, 300, 301, ts + 20, 0, true);
-        rb_u64(&r, 5);
-        rb_u64(&r, (uint64_t)PERF_CONTEXT_KERNEL);
-        rb_u64(&r, 0xffffffffb1a00ba0ull);
-        rb_u64(&r, (uint64_t)PERF_CONTEXT_USER);
-        rb_u64(&r, 0x5fb1bb2dbdb0ull);
-        rb_u64(&r, 0x5fb1bb2d0000ull);
-        rb_end(&r);
-        convert(&r, 0);
+        static const uint64_t pebs[] = {PERF_CONTEXT_KERNEL, 0xffffffff834b14f5ull,
+                                        0xffffffff835aad9aull, PERF_CONTEXT_USER,
+                                        0x7f32cfb9a08bull};
+        static const uint64_t entry[] = {PERF_CONTEXT_USER, 0x7fad8a51bb7bull};
+        static const uint64_t skid[] = {PERF_CONTEXT_KERNEL, 0xffffffffb1a00ba0ull,
+                                        PERF_CONTEXT_USER, 0x5fb1bb2dbdb0ull, 0x5fb1bb2d0000ull};
+        rb_chain_sample(&r, 0xffffffff834b14f1ull, ts, pebs, 5);
+        rb_chain_sample(&r, 0xffffffff84000225ull, ts + 10, entry, 2);
+        rb_chain_sample(&r, 0x5fb1bb2dbdb0ull, ts + 20, skid, 5);
         read_back();
 
         assert_int_equal(count(KEV_STACK), 3);
