@@ -294,6 +294,18 @@ static const struct mof_field trace_dbgid_rsds[] = {
 static const struct mof_field trace_build_info[] = {
         F("BuildLab", M_ASTR, 0),
 };
+/* EventTrace PartitionInfo (0x0050): the trace's partition (ETL-FORMAT.md 3.1, "all zeros" on a
+   machine with no other partitions) */
+static const struct mof_field trace_partition_info[] = {
+        F("EventVersion", M_U16, 0),  F("Reserved", M_U16, 2),
+        F("PartitionType", M_U32, 4), F("QpcOffsetFromRoot", M_I64, 8),
+        F("PartitionId", M_GUID, 16), F("ParentId", M_GUID, 32),
+};
+/* Image KernelBase (0x1421) and HypercallPage (0x1422): WMI_IMAGELOAD_INFORMATION's ImageBase
+   alone, the kernel's and the hypervisor's call page's address */
+static const struct mof_field image_base[] = {
+        F("ImageBase", M_PTR, 0),
+};
 /* PerfInfo Mark and AsyncMark (PERFINFO_LOG_TYPE_MARK 0x0F22, ASYNCMARK 0x0F24:
    PERFINFO_MARK_INFORMATION, its Name an 8-bit string): a mark set in the trace (xperf -m, and
    WPR's "Wpr_Initiated_Rundown" and the profile's name and description) */
@@ -437,6 +449,9 @@ static const struct mof_event mof_events[] = {
         E("SystemConfig", 25, 2, 255, "Platform", cfg_platform),
         E("SystemConfig", 28, 2, 255, "DPI", cfg_dpi),
         E("EventTrace", 64, 0, 255, "DbgID_RSDS", trace_dbgid_rsds),
+        E("EventTrace", 80, 0, 255, "PartitionInfo", trace_partition_info),
+        E("Image", 33, 0, 255, "KernelBase", image_base),
+        E("Image", 34, 0, 255, "HypercallPage", image_base),
         E("EventTrace", 66, 0, 255, "BuildInfo", trace_build_info),
         E("SysConfigEx", 32, 0, 255, "BuildInfo", ex_build_info),
         E("SysConfigEx", 33, 0, 255, "SystemPaths", ex_system_paths),

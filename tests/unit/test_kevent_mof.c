@@ -500,6 +500,34 @@ static void test_sysconfigex_os_version(void **state)
         assert_string_equal(s("Version"), "10.0.22000.613");
 }
 
+/* EventTrace PartitionInfo (0x0050) and Image KernelBase (0x1421), HypercallPage (0x1422):
+   their layouts, not a bare size */
+static void test_partition_and_kernel_base(void **state)
+{
+        struct bb b = {.n = 0};
+        (void)state;
+        bb_u16(&b, 2);
+        bb_u16(&b, 0);
+        bb_u32(&b, 1);
+        bb_u64(&b, (uint64_t)-5000);
+        static const uint8_t guid[16] = {1, 0, 0, 0, 2, 0, 3, 0, 4, 5, 6, 7, 8, 9, 10, 11};
+        bb_raw(&b, guid, 16);
+        bb_raw(&b, guid, 16);
+        assert_int_equal(feed(&EventTraceGuid, 80, 2, 8, NONE, NONE, &b), 0);
+        assert_string_equal(cap.name, "EventTrace/PartitionInfo");
+        assert_int_equal(u("EventVersion"), 2);
+        assert_int_equal(u("PartitionType"), 1);
+        assert_int_equal((int64_t)u("QpcOffsetFromRoot"), -5000);
+        assert_string_equal(s("ParentId"), "{00000001-0002-0003-0405-060708090a0b}");
+        b.n = 0;
+        bb_u64(&b, 0xfffff802424ab000ull);
+        assert_int_equal(feed(&ImageLoadGuid, 33, 2, 8, NONE, NONE, &b), 0);
+        assert_string_equal(cap.name, "Image/KernelBase");
+        assert_int_equal(u("ImageBase"), 0xfffff802424ab000ull);
+        assert_int_equal(feed(&ImageLoadGuid, 34, 2, 8, NONE, NONE, &b), 0);
+        assert_string_equal(cap.name, "Image/HypercallPage");
+}
+
 /* PerfInfo Mark (0x0F22): the mark's name, 8-bit, as WPR sets them */
 static void test_perfinfo_mark(void **state)
 {
@@ -1094,6 +1122,7 @@ int main(void)
                 cmocka_unit_test(test_sysconfigex_os_version),
                 cmocka_unit_test(test_winsat_xml),
                 cmocka_unit_test(test_perfinfo_mark),
+                cmocka_unit_test(test_partition_and_kernel_base),
                 cmocka_unit_test(test_lznt1),
                 cmocka_unit_test(test_clr_private_binding),
                 cmocka_unit_test(test_clr_private_by_id),
