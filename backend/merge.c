@@ -97,8 +97,10 @@ ULONG WINAPI CreateMergedTraceFileA(LPCSTR wszMergedFileName, LPCSTR wszTraceFil
         for (n = 0; n < cTraceFileNames; n++) {
                 const char *path = wszTraceFileNames[n];
                 int rc = path ? perf_data_etl_reader_open(&in[n], path, &err) : -EINVAL;
-                /* opened with a message: a perf.data converted up to its damage */
-                perf_warn[n] = rc == 0 && err.msg[0];
+                /* opened with a message: a perf.data converted up to its damage (one read
+                   whole, with a problem, lost nothing) */
+                perf_warn[n] = rc == 0 && err.msg[0] &&
+                               strncmp(err.msg, ETW_READ_WHOLE, strlen(ETW_READ_WHOLE)) != 0;
                 if (perf_warn[n])
                         perf_err[n] = err;
                 if (rc < 0) {

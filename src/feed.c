@@ -810,8 +810,11 @@ void feed_damage_text(const struct feed *f, bool is_where_first, char *buf, size
                 return;
         if (!st.nr_buffers_damaged) {
                 /* no buffer damaged, a problem named: a perf.data file converted up to its
-                   damage (a truncated data section, a record that runs past its end) */
-                if (st.last_warning[0])
+                   damage (a truncated data section, a record that runs past its end), or
+                   read whole with one (an unfinished recording: its own words say so) */
+                if (!strncmp(st.last_warning, ETW_READ_WHOLE, strlen(ETW_READ_WHOLE)))
+                        snprintf(buf, size, "%s", st.last_warning);
+                else if (st.last_warning[0])
                         snprintf(buf, size, "read up to its damage: %s", st.last_warning);
                 return;
         }

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "etw/etwtop_ext.h"
 #include "etw/evntrace.h"
 #include "le_bytes.h"
 #include "perf_data_mem.h"
@@ -219,6 +220,7 @@ static int write_etl(const char *in_path, const char *out_path, const char *log_
 {
         struct perf_data *pd = NULL;
         struct err_msg perr;
+        memset(err, 0, sizeof(*err));
         int rc = perf_data_open_file(&pd, in_path, &perr);
         if (rc < 0) {
                 etl_error_set(err, perr.offset, "%s", perr.msg);
@@ -281,6 +283,10 @@ static int write_etl(const char *in_path, const char *out_path, const char *log_
                 }
         }
         int rc_conv = perf_data_convert_scanned(pd, scan, w, st, &perr);
+        /* a problem met that did not stop the conversion (the file's last), for the reader */
+        struct err_msg whole = {0};
+        if (rc_conv == 0 && perf_data_nr_warnings(pd))
+                whole = *perf_data_last_warning(pd);
         rc = etl_writer_close(w, 0, 0, 0);
         if (im && rc == 0 && im->error)
                 rc = im->error;
@@ -307,6 +313,8 @@ static int write_etl(const char *in_path, const char *out_path, const char *log_
                               in_path, perr.msg);
                 return rc_conv;
         }
+        if (whole.msg[0])
+                etl_error_set(err, whole.offset, "%s%s", ETW_READ_WHOLE, whole.msg);
         return 0;
 }
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "etl_reader.h"
+#include "etw/etwtop_ext.h"
 #include "etw/evntcons.h"
 #include "etw/ntwmi.h"
 #include "perf_data.h"
@@ -1326,6 +1327,43 @@ static void converted_remove(const struct converted *cv)
         rmdir(cv->dir);
 }
 
+/* A recording perf record never finished (killed: its header's data size still 0): read to the
+   file's end, all of its samples, and said so (the reader's message starts with
+   ETW_READ_WHOLE, not as a conversion stopped at damage), as perf warns of it */
+static void test_unfinished_recording(void **state)
+{
+        (void)state;
+        struct fb *f = calloc(1, sizeof(*f));
+        build_file(f, 112);
+        fb_u64_at(f, 48, 0); /* the data section's size, not rewritten at the end */
+        char dir[] = "/tmp/test-perf-unfinished-XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        const char *path = write_temp(dir, "unfinished.data", f->b, f->n);
+        char data[512];
+        snprintf(data, sizeof(data), "%s", path);
+        char etl[512];
+        snprintf(etl, sizeof(etl), "%s/unfinished.etl", dir);
+        struct perf_data_conv_stats st;
+        struct etl_error err;
+        assert_int_equal(perf_data_write_etl(data, etl, false, &st, &err), 0);
+        assert_int_equal(st.nr_samples, 3);
+        assert_int_equal(strncmp(err.msg, ETW_READ_WHOLE, strlen(ETW_READ_WHOLE)), 0);
+        assert_non_null(strstr(err.msg, "data size 0"));
+        assert_int_equal(err.offset, 48);
+        /* a finished one: nothing said */
+        build_file(f, 112);
+        path = write_temp(dir, "finished.data", f->b, f->n);
+        snprintf(data, sizeof(data), "%s", path);
+        assert_int_equal(perf_data_write_etl(data, etl, true, &st, &err), 0);
+        assert_string_equal(err.msg, "");
+        unlink(etl);
+        unlink(data);
+        snprintf(data, sizeof(data), "%s/unfinished.data", dir);
+        unlink(data);
+        assert_int_equal(rmdir(dir), 0);
+        free(f);
+}
+
 /* PERF_SAMPLE_READ of a group (read_format GROUP|ID): the leader's sample carries the other
    members' counts as the PMCInterrupt's counters. */
 static void test_group_read(void **state)
@@ -2076,6 +2114,7 @@ int main(void)
                 cmocka_unit_test(test_pipe_mode_by_hand),
                 cmocka_unit_test(test_hybrid_events),
                 cmocka_unit_test(test_pipe_tracepoint_named),
+                cmocka_unit_test(test_unfinished_recording),
                 cmocka_unit_test(test_not_perf_data),
                 cmocka_unit_test(test_damaged_record),
                 cmocka_unit_test(test_truncations),

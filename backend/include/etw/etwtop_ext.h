@@ -133,6 +133,11 @@ typedef BOOL (*ETW_IMAGE_LOOKUP)(PVOID Context, LPCSTR ImagePath, const UCHAR *B
    For this process's conversions. */
 ULONG etw_perf_data_set_image_lookup(ETW_IMAGE_LOOKUP Lookup, PVOID Context);
 
+/* How a perf.data file's problem that did not stop its reading begins (an unfinished recording's
+   data size of 0, a feature section past the file's end): the file was read whole, unlike a
+   problem the conversion stopped at. */
+#define ETW_READ_WHOLE "read whole, with a problem: "
+
 /* What the reader met in a file processed by ProcessTrace. */
 struct etw_trace_stats {
         ULONG nr_buffers;
@@ -143,7 +148,9 @@ struct etw_trace_stats {
         ULONG64 nr_records_skipped; /* WPP messages without a time, header types with
                                        no event form */
         ULONG64 nr_events_lost;     /* the header's EventsLost plus buffers flagged EVENTS_LOST */
-        char last_warning[256];     /* the last problem met, with its byte offset; "" if none */
+        char last_warning[256];     /* the last problem met, with its byte offset; "" if none
+                                       (a perf.data's that did not stop its reading: it
+                                       starts with ETW_READ_WHOLE) */
         /* XPRESS-compressed buffers read since ProcessTrace began: decompressed ahead by
            nr_inflate_workers threads (ETWTOP_READER_THREADS; 0: none), or by the thread that
            called ProcessTrace, where no worker had started it or it helped them */
