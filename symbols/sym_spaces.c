@@ -314,7 +314,10 @@ void sym_image_load_at(struct sym_store *s, const struct sym_image *im, uint64_t
         if (!s || !im || !im->size || im->base + im->size < im->base)
                 return;
         const char *path = im->path ? im->path : "";
-        if (symbols_is_anonymous(path))
+        /* a memfd's map is a recording's module of its own, as perf report names it
+           (".glXXXXXX (deleted)": a driver's generated code); live it is looked up as JIT code
+           (perf-PID.map: .NET maps its code twice through "memfd:doublemapper") */
+        if (symbols_is_anonymous(path) && (s->opt.is_live || strncmp(path, "/memfd:", 7) != 0))
                 return;
         uint32_t id = symbols_module_get(s, im);
         if (id == s->kernel_module)

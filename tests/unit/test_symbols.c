@@ -306,14 +306,35 @@ static void test_mapping_cuts(void **state)
         sym_store_free(s);
 }
 
-/* Mappings of no file (anonymous memory, memfd, /dev/zero, the heap) place nothing; files do,
-   whatever their first bytes (the quick test of a path's first two bytes). */
+/* Mappings of no file (anonymous memory, /dev/zero, the heap) place nothing; files do,
+   whatever their first bytes (the quick test of a path's first two bytes). A memfd's map is a
+   recording's module, named as perf report names it (a driver's generated code: ".glXXXXXX
+   (deleted)"); live it places nothing, its code looked up as JIT code (perf-PID.map: .NET maps
+   its code twice through "memfd:doublemapper"). */
 static void test_anonymous_paths(void **state)
 {
         (void)state;
-        static const char *const anon[] = {"",        "//anon",     "[heap]",
-                                           "[stack]", "[anon:x]",   "anon_inode:[perf]",
-                                           "[vvar]",  "/memfd:jit", "/dev/zero (deleted)"};
+        static const char *const anon[] = {"",         "//anon",
+                                           "[heap]",   "[stack]",
+                                           "[anon:x]", "anon_inode:[perf]",
+                                           "[vvar]",   "/dev/zero (deleted)"};
+        static const char memfd[] = "/memfd:/.glXXXXXX (deleted)";
+        for (int is_live = 0; is_live < 2; is_live++) {
+                struct sym_options o = {.is_synchronous = true, .is_live = is_live};
+                struct sym_store *m = NULL;
+                assert_int_equal(sym_store_new(&m, &o), 0);
+                struct sym_image im = {PID, 0x4151a000, 0x2000, 0, memfd, NULL, 0, 0, 0};
+                sym_image_load(m, &im);
+                struct sym_loc loc = sym_locate(m, PID, 0x4151bf7e);
+                if (is_live) {
+                        assert_int_equal(loc.module, 0);
+                } else {
+                        char buf[128];
+                        sym_format(m, loc, buf, sizeof(buf));
+                        assert_string_equal(buf, ".glXXXXXX (deleted)+0x1f7e");
+                }
+                sym_store_free(m);
+        }
         static const char *const file[] = {"/usr/lib/libx.so", "/dev/shm/libjit.so", "/mnt/libm.so",
                                            "relative/libr.so", "/d"};
         struct sym_store *s = store_new(NULL, 0, true);
