@@ -260,6 +260,8 @@ struct tp_cache {
         uint16_t ready_end;
 };
 
+struct conv_group_prev;
+
 struct perf_conv {
         struct perf_conv_ops ops;
         struct perf_conv_sink sink; /* has_sink: StackWalk records built in place */
@@ -276,7 +278,10 @@ struct perf_conv {
         uint32_t nr_pending_procs; /* processes whose fork left Image/Loads to write (a
                                       sample looks for its process's only while there are) */
         struct umap tasks;         /* struct conv_task */
-        struct umap procs;         /* struct conv_proc */
+        /* owned: a leader-sampled group's counters' values last read (perf_conv_group.c) */
+        struct conv_group_prev *group_prev;
+        uint32_t group_prev_mask, nr_group_prev;
+        struct umap procs; /* struct conv_proc */
         /* the waiting threads: tids below CONV_WAIT_DIRECT in a direct-mapped array (a switch
            in and out is an index), the others in waits */
         uint64_t *wait_since;  /* owned, CONV_WAIT_DIRECT: since when tid has waited */
@@ -355,6 +360,10 @@ int conv_emit_image(struct perf_conv *c, uint16_t hook, uint32_t cpu, uint64_t t
                     const struct perf_conv_image *im);
 /* A PERF_RECORD_SAMPLE of size bytes (its header's) converted; one that does not parse is
    counted in nr_bad and -EBADMSG. */
+/* The samples of ev's group members at leader sample s (perf_conv_group.c), each with the
+   nr_frames frames in c->frames as its stack. */
+int conv_group_members(struct perf_conv *c, const struct perf_conv_event *ev,
+                       const struct perf_sample *s, uint32_t cpu, uint64_t ts, uint32_t nr_frames);
 int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,
                 const struct perf_conv_event *ev);
 int conv_switch(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,

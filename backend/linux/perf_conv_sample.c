@@ -67,8 +67,11 @@ static void parse_read(struct cursor *c, uint64_t read_format, struct perf_sampl
                 uint64_t v = cur_u64(c);
                 if (i < 8)
                         s->values[i] = v;
-                if (read_format & PERF_FORMAT_ID)
-                        cur_u64(c);
+                if (read_format & PERF_FORMAT_ID) {
+                        v = cur_u64(c);
+                        if (i < 8)
+                                s->value_ids[i] = v;
+                }
                 if (read_format & PERF_FORMAT_LOST)
                         cur_u64(c);
         }

@@ -511,7 +511,7 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
         /* the stack built in the writer's buffer, after the sample's record: frame-pointer
            chains of samples and wake-ups (a CSwitch's frames give its wait reason first) */
         bool is_late = ev->has_stack && c->has_sink && ev->walk == PERF_CONV_WALK_FP &&
-                       (is_ip_first || ev->kind == PERF_CONV_READY_THREAD);
+                       (is_ip_first || ev->kind == PERF_CONV_READY_THREAD) && !ev->nr_members;
         /* a frame-pointer CSwitch's chain is collected once the switch's old thread is known,
            into the array kept for that thread's next switch-in (no copy from c->frames) */
         bool is_kept_late = ev->has_stack && ev->kind == PERF_CONV_CSWITCH &&
@@ -624,6 +624,9 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
                 rc = perf_conv_unwind_stats(c, cpu, ts);
         if (rc == 0 && ev->has_lbr && (ev->sample_type & PERF_SAMPLE_BRANCH_STACK))
                 rc = emit_lbr(c, ev, &s, cpu, ts);
+        /* a leader-sampled group's members (their stacks the leader's frames, in c->frames) */
+        if (rc == 0 && __builtin_expect(ev->nr_members != 0, 0) && is_ip_first)
+                rc = conv_group_members(c, ev, &s, cpu, ts, nr_frames);
         return rc;
 }
 

@@ -154,6 +154,7 @@ void perf_conv_free(struct perf_conv *c)
         free(c->last_out);
         free(c->procs.slots);
         free(c->tasks.slots);
+        free(c->group_prev);
         free(c->waits.slots);
         free(c->wait_since);
         free(c->wait_is_set);

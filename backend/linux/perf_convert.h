@@ -126,6 +126,7 @@ struct perf_sample {
         uint64_t period;
         uint32_t nr_values; /* PERF_SAMPLE_READ: counters of the group, leader first */
         uint64_t values[8];
+        uint64_t value_ids[8]; /* ... and their ids (PERF_FORMAT_ID), else not set */
         uint64_t nr_callchain;
         const uint8_t *callchain; /* nr_callchain u64 */
         uint32_t raw_size;
@@ -204,7 +205,15 @@ struct perf_conv_event {
         bool is_lbr_call_graph;
         uint32_t lbr_options; /* the EVNTRACE_LBR_* flags, as Options */
         struct perf_lbr_filter lbr;
-        uint32_t nr_pmc;                 /* counters after the leader in the group read */
+        uint32_t nr_pmc; /* counters after the leader in the group read */
+        /* a leader-sampled group (perf record -e '{cycles,instructions}:S'): the events
+           (their ids, as event_of takes them) of the counters after the leader in its group
+           read, each a sample of its own where its count moved since the instance's last
+           (perf script's and perf report's), 0 for one that samples itself; is_read_inherit:
+           each thread's counts apart (a 6.12 kernel's inherited group reads) */
+        uint8_t nr_members;
+        bool is_read_inherit;
+        uint16_t members[7];
         const struct perf_tp_format *tp; /* CSWITCH/READY_THREAD/CPU_IDLE: borrowed */
         uint64_t valid_from;             /* samples outside [from, until] are dropped */
         uint64_t valid_until;

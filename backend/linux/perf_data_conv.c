@@ -116,6 +116,67 @@ static bool hybrid_twin(const struct perf_data *pd, uint32_t i)
         return false;
 }
 
+static bool reads_group(const struct perf_event_attr *a)
+{
+        return (a->sample_type & PERF_SAMPLE_READ) && (a->read_format & PERF_FORMAT_GROUP);
+}
+
+/* [leader, *end): the events of event leader's group: GROUP_DESC's, else the events after it
+   that sample nothing and read their group (perf writes a group's events one after another,
+   its leader first). */
+static uint32_t group_end(const struct perf_data *pd, uint32_t leader)
+{
+        const struct perf_data_info *in = perf_data_info(pd);
+        uint32_t n = perf_data_nr_events(pd);
+        for (uint32_t g = 0; g < in->nr_groups; g++)
+                if (in->groups[g].leader == leader && in->groups[g].nr_members)
+                        return leader + in->groups[g].nr_members < n
+                                       ? leader + in->groups[g].nr_members
+                                       : n;
+        uint32_t end = leader + 1;
+        while (end < n) {
+                const struct perf_event_attr *b = &perf_data_event(pd, end)->attr;
+                if (b->sample_period || b->freq || !reads_group(b))
+                        break;
+                end++;
+        }
+        return end;
+}
+
+/* Whether event i samples and reads its group at each sample (a leader-sampled group). */
+static bool samples_its_group(const struct perf_data *pd, uint32_t i)
+{
+        const struct perf_event_attr *a = &perf_data_event(pd, i)->attr;
+        return a->sample_period && reads_group(a);
+}
+
+int32_t perf_data_sampling_leader(const struct perf_data *pd, uint32_t i)
+{
+        const struct perf_event_attr *a = &perf_data_event(pd, i)->attr;
+        if (a->sample_period || a->freq || !reads_group(a))
+                return -1;
+        for (uint32_t k = i; k-- > 0;)
+                if (samples_its_group(pd, k))
+                        return i < group_end(pd, k) ? (int32_t)k : -1;
+        return -1;
+}
+
+/* Event i's group members (ev->members) where it samples its group: each read's counters after
+   the leader's, by their events, 0 for one that samples itself. */
+static void group_members(const struct perf_data *pd, uint32_t i, struct perf_conv_event *ev)
+{
+        if (!samples_its_group(pd, i))
+                return;
+        uint32_t end = group_end(pd, i);
+        for (uint32_t j = i + 1; j < end && ev->nr_members < 7; j++) {
+                const struct perf_event_attr *b = &perf_data_event(pd, j)->attr;
+                ev->members[ev->nr_members++] =
+                        b->sample_period || b->freq || j + 1 > MAX_CONV_EVENTS ? 0
+                                                                               : (uint16_t)(j + 1);
+        }
+        ev->is_read_inherit = perf_data_event(pd, i)->attr.inherit;
+}
+
 void perf_data_conv_event_of(const struct perf_data *pd, uint32_t i, struct perf_conv_event *ev,
                              char *name, size_t name_size)
 {
@@ -142,8 +203,10 @@ void perf_data_conv_event_of(const struct perf_data *pd, uint32_t i, struct perf
                 ev->walk = PERF_CONV_WALK_DWARF;
                 ev->has_stack = true;
         }
-        if ((a->sample_type & PERF_SAMPLE_READ) && (a->read_format & PERF_FORMAT_GROUP))
+        if (reads_group(a)) {
                 ev->nr_pmc = 7; /* the group's counters after the leader, as many as come */
+                group_members(pd, i, ev);
+        }
         perf_data_event_name(fe, name, name_size);
         uint64_t config = a->config & 0xffffffffu; /* hybrid PMUs: the PMU type above */
         int source = -1;

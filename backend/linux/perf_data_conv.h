@@ -36,6 +36,10 @@ struct perf_data_conv_stats {
 void perf_data_conv_event_of(const struct perf_data *pd, uint32_t i, struct perf_conv_event *ev,
                              char *name, size_t name_size);
 
+/* The leader of event i where i counts in a leader-sampled group (perf record -e '{a,b}:S':
+   its values read at each of the leader's samples, none of its own), else -1. */
+int32_t perf_data_sampling_leader(const struct perf_data *pd, uint32_t i);
+
 /* Converts every record of pd (from its first) into w's nr_cpus writer CPUs; pd's reader error,
    if any, is returned after the records before it are converted. *st (may be NULL) counts.
    Returns 0, or -EBADMSG with err filled (the file is damaged; what came before is written). */

@@ -66,8 +66,15 @@ void perf_data_origin(const struct perf_data *pd, char *buf, size_t size)
                 else if (ev->attr.sample_period)
                         appendf(buf, size, &len, " (period %llu)",
                                 (unsigned long long)ev->attr.sample_period);
-                else
+                else if (perf_data_sampling_leader(pd, i) >= 0) {
+                        char leader[64];
+                        perf_data_event_name(
+                                perf_data_event(pd, (uint32_t)perf_data_sampling_leader(pd, i)),
+                                leader, sizeof(leader));
+                        appendf(buf, size, &len, " (read at %s's samples)", leader);
+                } else {
                         appendf(buf, size, &len, " (counted, not sampled)"); /* perf stat record */
+                }
         }
         if (in->cmdline)
                 appendf(buf, size, &len, "; command: %s", in->cmdline);

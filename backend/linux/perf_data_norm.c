@@ -274,6 +274,65 @@ static const struct perf_data_build_id *kernel_build_id(const struct perf_data_i
         return found;
 }
 
+/* The BUILD_ID feature's entry of a kernel module's path ("/lib/modules/.../nvidia.ko"), or of
+   the module a "[name]" names ("[nvidia]": name.ko, compressed or not), NULL where none. */
+static const struct perf_data_build_id *module_build_id(const struct perf_data_info *in,
+                                                        const char *path)
+{
+        size_t n = strlen(path);
+        bool is_short = n > 2 && path[0] == '[' && path[n - 1] == ']';
+        for (uint32_t i = 0; i < in->nr_build_ids; i++) {
+                const struct perf_data_build_id *b = &in->build_ids[i];
+                if (!b->size ||
+                    (b->misc & PERF_RECORD_MISC_CPUMODE_MASK) != PERF_RECORD_MISC_KERNEL)
+                        continue;
+                if (strcmp(b->path, path) == 0)
+                        return b;
+                const char *base = strrchr(b->path, '/');
+                base = base ? base + 1 : b->path;
+                if (is_short && strncmp(base, path + 1, n - 2) == 0 &&
+                    strncmp(base + n - 2, ".ko", 3) == 0)
+                        return b;
+        }
+        return NULL;
+}
+
+/* A kernel module's map (pid -1, not the kernel's) with a build-id: perf 6.17 gave all 103
+   module maps of a recording the one build-id (not the modules', which its BUILD_ID feature
+   lists apart), so that the modules were one. The BUILD_ID feature's id of the module where it
+   has one (perf buildid-list's, what perf report reads); else none where an earlier module's
+   map of another path had the same. */
+static void module_map_build_id(struct conv_state *cs, uint8_t *rec, uint32_t end)
+{
+        if (end < 73 || !(le_get16(rec + 4) & PERF_RECORD_MISC_MMAP_BUILD_ID))
+                return;
+        const char *path = (const char *)rec + 72;
+        size_t len = strnlen(path, end - 72);
+        if (len == end - 72)
+                return;
+        uint8_t *id = rec + 44;
+        uint32_t size = rec[40] < 20 ? rec[40] : 20;
+        const struct perf_data_build_id *b = module_build_id(perf_data_info(cs->pd), path);
+        if (b) {
+                memset(rec + 40, 0, 24);
+                rec[40] = (uint8_t)(b->size < 20 ? b->size : 20);
+                memcpy(id, b->id, rec[40]);
+                return;
+        }
+        uint64_t h = 14695981039346656037ull;
+        for (size_t i = 0; i < len; i++)
+                h = (h ^ (uint8_t)path[i]) * 1099511628211ull;
+        if (!cs->module_bid_size) {
+                cs->module_bid_size = (uint8_t)size;
+                memcpy(cs->module_bid, id, size);
+                cs->module_bid_path = h;
+        } else if (h != cs->module_bid_path && size == cs->module_bid_size &&
+                   memcmp(id, cs->module_bid, size) == 0) {
+                le_put16(rec + 4, le_get16(rec + 4) & ~PERF_RECORD_MISC_MMAP_BUILD_ID);
+                memset(rec + 40, 0, 24);
+        }
+}
+
 /* The kernel's and its modules' maps as the live source writes them: perf's file names the
    kernel "[kernel.kallsyms]_text" (or _stext) with pid -1 and its start address as pgoff; live
    it is "[kernel.kallsyms]" of pid 0 at pgoff 0, with its build-id (from the BUILD_ID feature)
@@ -285,10 +344,17 @@ static void mmap2_as_live(struct conv_state *cs, uint8_t *rec, uint32_t end)
                 return;
         le_put32(rec + 8, 0);
         le_put32(rec + 12, 0);
+        /* perf 5.12 and later, with build-ids in its maps (--buildid-mmap, the default of some
+           distributions' perf), synthesize the kernel's and its modules' maps with no
+           protection bits ("---p"): they are code all the same */
+        if (!(le_get32(rec + 64) & PROT_EXEC))
+                le_put32(rec + 64, le_get32(rec + 64) | PROT_READ | PROT_EXEC);
         char *name = (char *)rec + 72;
         size_t room = end - 72;
-        if (room < sizeof(kernel) || strncmp(name, kernel, sizeof(kernel) - 1) != 0)
+        if (room < sizeof(kernel) || strncmp(name, kernel, sizeof(kernel) - 1) != 0) {
+                module_map_build_id(cs, rec, end);
                 return;
+        }
         /* the symbol the map is relative to ("_text", "_stext") and its address then */
         char ref[32];
         snprintf(ref, sizeof(ref), "%.*s",

@@ -73,6 +73,11 @@ struct conv_state {
         enum perf_conv_kind tp_kinds[NR_TPS];
         bool tp_is_wakeup[NR_TPS]; /* sched_wakeup's: a ReadyThread only without sched_waking */
         uint32_t nr_tps;
+        /* the first kernel module's map with a build-id: its id and its path's hash (a later
+           module's map of another path with that id has none it can be trusted with) */
+        uint8_t module_bid[20];
+        uint8_t module_bid_size;
+        uint64_t module_bid_path;
 };
 
 /* The one pass over a file's records before its conversion (perf_data_conv_scan): what the

@@ -77,10 +77,11 @@ for clk in mono realtime boottime; do
 done
 
 # leader sampling (a group's values read at each of its leader's samples: PERF_SAMPLE_READ in
-# the group's format, ahead of the stack): the leader's samples (perf report shows the group as
+# the group's format, ahead of the stack): the leader's samples, and each member's where its
+# count moved since its last read, as perf script delivers them (perf report shows the group as
 # one event, so no hottest function to compare)
-if perf_record "$tmp/group.data" "$tmp/group.rec.err" -e '{cpu-clock,task-clock}:S' -F 1000 -g -- \
-        perf bench sched pipe -l 20000; then
+if perf_record "$tmp/group.data" "$tmp/group.rec.err" -e '{cpu-clock,task-clock,page-faults}:S' \
+        -F 1000 -g -- perf bench sched pipe -l 20000; then
         "$ETWTOP" --replay "$tmp/group.data" -b -n 5 >"$tmp/group.txt" 2>"$tmp/group.err"
         check "group: replay exits 0" [ $? = 0 ]
         if perf script -i "$tmp/group.data" -F event >"$tmp/group.events" 2>/dev/null; then
@@ -88,6 +89,15 @@ if perf_record "$tmp/group.data" "$tmp/group.rec.err" -e '{cpu-clock,task-clock}
                 got=$(title_count "$tmp/group.txt" Timer)
                 check "group: the leader's samples (${got:-none}), perf script's ($want)" \
                         [ "$want" -gt 0 -a "${got:-x}" = "$want" ]
+                for m in task-clock page-faults; do
+                        want=$(grep -c "^ *$m:" "$tmp/group.events")
+                        got=$(title_count "$tmp/group.txt" "$m")
+                        check "group: member $m's samples (${got:-none}), perf script's ($want)" \
+                                [ "$want" -gt 0 -a "${got:-x}" = "$want" ]
+                done
+                check "group: the header says the members are read at the leader's samples" \
+                        grep -q "task-clock (read at cpu-clock's samples), page-faults (read at cpu-clock's samples)" \
+                        "$tmp/group.txt"
         else
                 skip "group: perf script cannot read the recording"
         fi

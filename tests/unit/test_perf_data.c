@@ -1420,6 +1420,93 @@ static void test_group_read(void **state)
         free(f);
 }
 
+/* A leader-sampled group (perf record -e '{cycles,instructions,page-faults}:S'): cycles samples,
+   its members count and are read at each of its samples. Each member is a source of its own,
+   sampled where the leader was, at each sample where its count moved since its last read (by
+   the counter's id), as perf script and perf report deliver them; the header says the members
+   are read at the leader's samples. */
+static void test_leader_sampled_group(void **state)
+{
+        (void)state;
+        struct fb *f = fb_pipe_start(PERF_COUNT_HW_CPU_CYCLES);
+        const uint32_t a = FB_PIPE_ATTR_AT;
+        uint32_t type = PERF_TYPE_HARDWARE;
+        uint64_t st = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                      PERF_SAMPLE_READ,
+                 rf = PERF_FORMAT_GROUP | PERF_FORMAT_ID;
+        memcpy(f->b + a, &type, 4);
+        memcpy(f->b + a + 24, &st, 8);
+        memcpy(f->b + a + 32, &rf, 8);
+        /* the members: instructions and page-faults, no period, their group read */
+        static const struct {
+                uint32_t type;
+                uint64_t config;
+        } members[] = {{PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS},
+                       {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS}};
+        for (uint32_t m = 0; m < 2; m++) {
+                fb_u32(f, PERF_DATA_HEADER_ATTR);
+                fb_u16(f, 0);
+                fb_u16(f, 8 + 112 + 8);
+                uint32_t at = f->n;
+                fb_attr_of(f, 112, members[m].type, members[m].config);
+                uint64_t zero = 0;
+                memcpy(f->b + at + 16, &zero, 8);
+                memcpy(f->b + at + 24, &st, 8);
+                memcpy(f->b + at + 32, &rf, 8);
+                fb_u64(f, 101 + m);
+        }
+        /* cycles, instructions, page-faults at each sample: instructions stays at the third,
+           page-faults at the second; on a second CPU (ids 110-112) each counts from 0 */
+        static const uint64_t values[][4] = {{100, 20000, 7000, 3},
+                                             {100, 40000, 14000, 3},
+                                             {100, 60000, 14000, 5},
+                                             {110, 20000, 9000, 1}};
+        for (uint32_t i = 0; i < 4; i++) {
+                uint64_t id = values[i][0];
+                fb_u32(f, PERF_RECORD_SAMPLE);
+                fb_u16(f, PERF_RECORD_MISC_USER);
+                fb_u16(f, 8 + 4 * 8 + 8 + 3 * 16);
+                fb_u64(f, 100); /* the leader's event (its first id) */
+                fb_u64(f, 0x401000 + i);
+                fb_u32(f, 42);
+                fb_u32(f, 42);
+                fb_u64(f, 1000000 + i * 1000);
+                fb_u64(f, 3); /* nr */
+                for (uint32_t k = 0; k < 3; k++) {
+                        fb_u64(f, values[i][1 + k]);
+                        fb_u64(f, id + k);
+                }
+        }
+        struct converted cv;
+        struct etl_reader *r = convert_fb(f, "leader", &cv);
+        struct etl_record rec;
+        char got[256] = "";
+        size_t len = 0;
+        while (etl_reader_next(r, &rec) == 1) {
+                if (rec.hook_id != PERFINFO_LOG_TYPE_PMC_INTERRUPT)
+                        continue;
+                uint64_t ip;
+                uint16_t source;
+                memcpy(&ip, rec.payload, 8);
+                memcpy(&source, rec.payload + 12, 2);
+                len += (size_t)snprintf(got + len, sizeof(got) - len, "%u@%llx ", source,
+                                        (unsigned long long)(ip & 0xf));
+        }
+        etl_reader_close(r);
+        /* TotalCycles 19, InstructionRetired 26, page-faults its own (64 + its index 2) */
+        assert_string_equal(got, "19@0 26@0 66@0 19@1 26@1 19@2 66@2 19@3 26@3 66@3 ");
+        struct counts c;
+        struct perf_data *pd = fb_open(f, &c); /* a pipe's attrs are its records: all read */
+        char origin[512];
+        perf_data_origin(pd, origin, sizeof(origin));
+        assert_non_null(strstr(origin, "events: cycles (period 10000), instructions (read at "
+                                       "cycles's samples), page-faults (read at cycles's "
+                                       "samples)"));
+        perf_data_close(pd);
+        converted_remove(&cv);
+        free(f);
+}
+
 /* A recorded 64-bit kernel's map said to start at a 32-bit address (perf 3.8's, an address
    rewritten: quipper's perf.data.busy.1-3.8) starts at its symbol (_text), so that an
    anonymous user address below is no kernel's; its build-id is the one perf record gave the
@@ -1509,6 +1596,102 @@ static void test_kernel_map_and_unnamed_thread(void **state)
         assert_int_equal(nr_kernel, 1);
         assert_int_equal(nr_thread, 1);
         assert_int_equal(nr_samples, 2);
+        converted_remove(&cv);
+        free(f);
+}
+
+/* An MMAP2 of the kernel's (pid -1) with a build-id (perf record --buildid-mmap's form), its
+   protection bits prot, at time 900. */
+static void fb_kernel_mmap2(struct fb *f, const char *path, uint64_t start, uint64_t len,
+                            uint64_t pgoff, uint8_t id_byte, uint32_t prot)
+{
+        const uint16_t name_room = (uint16_t)((strlen(path) + 8) & ~7u);
+        fb_u32(f, PERF_RECORD_MMAP2);
+        fb_u16(f, PERF_RECORD_MISC_KERNEL | PERF_RECORD_MISC_MMAP_BUILD_ID);
+        fb_u16(f, (uint16_t)(8 + 8 + 24 + 24 + 8 + name_room + 24));
+        fb_u32(f, UINT32_MAX);
+        fb_u32(f, 0);
+        fb_u64(f, start);
+        fb_u64(f, len);
+        fb_u64(f, pgoff);
+        uint8_t bid[24] = {20};
+        memset(bid + 4, id_byte, 20);
+        fb_put(f, bid, 24);
+        fb_u32(f, prot);
+        fb_u32(f, 0); /* flags */
+        uint8_t name[128] = {0};
+        memcpy(name, path, strlen(path));
+        fb_put(f, name, name_room);
+        fb_u32(f, UINT32_MAX); /* sample_id: pid, tid, time, identifier */
+        fb_u32(f, 0);
+        fb_u64(f, 900);
+        fb_u64(f, 100);
+}
+
+/* perf 6.17 with build-ids in its maps: the kernel's and its modules' maps synthesized with no
+   protection bits ("---p") are code all the same; and every module's map with one build-id (not
+   the modules', which the BUILD_ID feature lists apart): a module takes the feature's id of its
+   path, another of that id none (it would be the first module's), so that each module is its
+   own, as perf report shows them. */
+static void test_buildid_mmap_kernel_maps(void **state)
+{
+        (void)state;
+        struct fb *f = fb_pipe_start(PERF_COUNT_SW_CPU_CLOCK);
+        uint64_t flags;
+        memcpy(&flags, f->b + FB_PIPE_ATTR_AT + 40, 8);
+        flags |= 1ull << 34; /* build_id: its maps carry build-ids */
+        memcpy(f->b + FB_PIPE_ATTR_AT + 40, &flags, 8);
+        static const char nvidia[] = "/lib/modules/6.17.0/kernel/nvidia-580-open/nvidia.ko";
+        {
+                uint8_t rec[128] = {0};
+                uint16_t size = (uint16_t)(36 + ((sizeof(nvidia) - 1 + 8) & ~7u));
+                uint32_t type = PERF_DATA_HEADER_BUILD_ID, pid = UINT32_MAX;
+                uint16_t misc = PERF_RECORD_MISC_KERNEL;
+                memcpy(rec, &type, 4);
+                memcpy(rec + 4, &misc, 2);
+                memcpy(rec + 6, &size, 2);
+                memcpy(rec + 8, &pid, 4);
+                memset(rec + 12, 0x52, 20);
+                rec[32] = 20; /* perf 5.x and later: the id's size, then reserved */
+                memcpy(rec + 36, nvidia, sizeof(nvidia));
+                fb_put(f, rec, size);
+        }
+        fb_kernel_mmap2(f, "[kernel.kallsyms]_text", 0xffffffffb7000000ull, 0x2a8a580,
+                        0xffffffffb7000000ull, 0x33, 0);
+        fb_kernel_mmap2(f, "[hid_generic]", 0xffffffffc0600000ull, 0x1000, 0, 0x31, 0);
+        fb_kernel_mmap2(f, nvidia, 0xffffffffc0c00000ull, 0x3de000, 0, 0x31, 0);
+        fb_kernel_mmap2(f, "[snd]", 0xffffffffc1000000ull, 0x1000, 0, 0x31, 0);
+        fb_sample(f, 100, 0xffffffffc0c01000ull);
+        struct converted cv;
+        struct etl_reader *r = convert_fb(f, "bidmaps", &cv);
+        struct etl_record rec;
+        uint32_t nr_loads = 0, nr_ids = 0;
+        while (etl_reader_next(r, &rec) == 1) {
+                nr_loads += rec.hook_id == WMI_LOG_TYPE_PROCESS_LOAD_IMAGE;
+                uint16_t id = 0;
+                if (rec.size_bytes >= 0x30)
+                        memcpy(&id, rec.data + 0x28, 2); /* the EVENT_DESCRIPTOR's Id */
+                if (!rec.guid || memcmp(rec.guid, &etwtop_provider_guid, 16) != 0 ||
+                    id != ETWTOP_EVENT_IMAGE_IDENTITY || rec.payload_size <= 52)
+                        continue;
+                const char *path = (const char *)rec.payload + 52;
+                uint8_t want = strcmp(path, "[kernel.kallsyms]") == 0 ? 0x33
+                               : strcmp(path, "[hid_generic]") == 0   ? 0x31
+                               : strcmp(path, nvidia) == 0            ? 0x52
+                                                                      : 0;
+                if (strcmp(path, "[snd]") == 0) {
+                        assert_int_equal(rec.payload[28], 0);
+                } else {
+                        assert_int_not_equal(want, 0);
+                        assert_int_equal(rec.payload[28], 20);
+                        for (uint32_t i = 0; i < 20; i++)
+                                assert_int_equal(rec.payload[32 + i], want);
+                }
+                nr_ids++;
+        }
+        etl_reader_close(r);
+        assert_int_equal(nr_loads, 4); /* no map left out for its protection bits */
+        assert_true(nr_ids >= 3);      /* each with a build-id said (and at the rundown) */
         converted_remove(&cv);
         free(f);
 }
@@ -2126,6 +2309,8 @@ int main(void)
                 cmocka_unit_test(test_sched_tracepoints),
                 cmocka_unit_test(test_lbr_options),
                 cmocka_unit_test(test_group_read),
+                cmocka_unit_test(test_leader_sampled_group),
+                cmocka_unit_test(test_buildid_mmap_kernel_maps),
                 cmocka_unit_test(test_records_not_shown),
                 cmocka_unit_test(test_kernel_map_and_unnamed_thread),
                 cmocka_unit_test(test_time_order),
