@@ -94,14 +94,33 @@ for f in "$dir"/*; do
         # samples per event
         sed 's/^ *//; s/: *$//' "$tmp/$name.events" | etw_name | sort | uniq -c |
                 awk '{print $2, $1}' | sort >"$tmp/$name.perf-counts"
-        sed -n 's/^Hot functions (\(.*\), \([0-9]*\) samples, by self.*/\1 \2/p' "$tmp/$name.b" |
-                sort >"$tmp/$name.etw-counts"
+        # sched_switch's samples are context switches (Thread/CSwitch), sched_waking's (else
+        # sched_wakeup's) wake-ups (Thread/ReadyThread): counted in the events by type, not as
+        # hot functions (doc/perf-data.md)
+        sched_evs=
+        if grep -q '^sched:sched_switch ' "$tmp/$name.perf-counts"; then
+                sched_evs="sched:sched_switch"
+                echo "sched:sched_switch $(awk '/ Thread\/CSwitch \(/ {print $1}' "$tmp/$name.b")"
+        fi >"$tmp/$name.etw-sched"
+        for w in sched:sched_waking sched:sched_wakeup; do
+                grep -q "^$w " "$tmp/$name.perf-counts" || continue
+                sched_evs="$sched_evs $w"
+                echo "$w $(awk '/ Thread\/ReadyThread \(/ {print $1}' "$tmp/$name.b")" \
+                        >>"$tmp/$name.etw-sched"
+                break
+        done
+        { sed -n 's/^Hot functions (\(.*\), \([0-9]*\) samples, by self.*/\1 \2/p' "$tmp/$name.b"
+          cat "$tmp/$name.etw-sched"; } | sort >"$tmp/$name.etw-counts"
+        # the events that are no hot functions' (a pattern that matches none where none are)
+        not_hot='^$'
+        [ -z "$sched_evs" ] || not_hot="^(${sched_evs// /|})\$"
         check "$name: samples per event as perf script's ($(tr '\n' ' ' <"$tmp/$name.perf-counts"))" \
                 cmp -s "$tmp/$name.perf-counts" "$tmp/$name.etw-counts"
         # the tables in perf report's order of the events (the file's), not their first samples'
         # (a group's members, which perf report shows as one, are left out)
         perf report -i "$f" --stdio 2>/dev/null |
-                sed -n "s/^# Samples: .* of event '\([^']*\)'\$/\1/p" | etw_name >"$tmp/$name.perf-order"
+                sed -n "s/^# Samples: .* of event '\([^']*\)'\$/\1/p" | etw_name |
+                grep -Ev "$not_hot" >"$tmp/$name.perf-order"
         sed -n 's/^Hot functions (\(.*\), [0-9]* samples, by self.*/\1/p' "$tmp/$name.b" \
                 >"$tmp/$name.etw-order"
         if [ "$(wc -l <"$tmp/$name.perf-order")" -gt 1 ]; then
@@ -134,7 +153,7 @@ for f in "$dir"/*; do
                         n = split(d, a, "/"); m = a[n]; if (m ~ /^perf-[0-9]+\.map$/) m = "[unknown]"
                         if (m ~ /^vmlinux/ && d ~ /^\//) m = "[kernel.kallsyms]"
                         if (sub(/\.ko(\.[a-z]+)?$/, "", m)) m = "[" m "]"
-                        print e, m }' | etw_name | sort | uniq -c |
+                        print e, m }' | etw_name | awk -v x="$not_hot" '$1 !~ x' | sort | uniq -c |
                 awk '{print $2, $3, $1}' | sort >"$tmp/$name.perf-modules"
         if [ "$name" = perf.data.lost_samples-4.4 ]; then
                 check "$name: samples per module as perf's but the 3 that skidded" \
