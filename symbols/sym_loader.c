@@ -56,6 +56,11 @@ bool symbols_is_anonymous(const char *path)
                strncmp(path, "/memfd:", 7) == 0 || strncmp(path, "/dev/zero", 9) == 0;
 }
 
+bool symbols_is_named_anonymous(const char *path)
+{
+        return strncmp(path, "/memfd:", 7) == 0 || strncmp(path, "[anon:", 6) == 0;
+}
+
 struct module *symbols_module_of(const struct sym_store *s, uint32_t id)
 {
         return id && id < s->nr_modules ? s->modules[id] : NULL;
@@ -207,6 +212,11 @@ uint32_t symbols_module_get(struct sym_store *s, const struct sym_image *im)
 
 static void load_elf(const struct sym_store *s, struct module *m)
 {
+        if (symbols_is_named_anonymous(m->path)) {
+                snprintf(m->note, sizeof(m->note), "%s: anonymous memory, no file to read",
+                         m->path);
+                return;
+        }
         uint32_t nr_dirs;
         const char *const *dirs = sym_path_dirs(s->path, &nr_dirs);
         struct elf_load_request rq = {m->path, m->build_id, m->build_id_size, dirs, nr_dirs,

@@ -52,7 +52,7 @@ static const struct mapping *space_lookup_hinted(struct space *sp, uint64_t addr
         if (sp->hint < sp->nr) {
                 const struct mapping *m = &sp->maps[sp->hint];
                 if (addr >= m->start && addr < m->end)
-                        return m;
+                        return m->module ? m : NULL;
         }
         const struct mapping *m = symbols_space_lookup(sp, addr);
         if (m)

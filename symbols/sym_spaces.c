@@ -304,8 +304,8 @@ struct mapping *symbols_space_lookup(const struct space *sp, uint64_t addr)
                 else
                         hi = mid;
         }
-        if (lo == 0 || addr >= sp->maps[lo - 1].end)
-                return NULL;
+        if (lo == 0 || addr >= sp->maps[lo - 1].end || !sp->maps[lo - 1].module)
+                return NULL; /* in no map, or in an anonymous map's hole */
         return &sp->maps[lo - 1];
 }
 
@@ -314,24 +314,28 @@ void sym_image_load_at(struct sym_store *s, const struct sym_image *im, uint64_t
         if (!s || !im || !im->size || im->base + im->size < im->base)
                 return;
         const char *path = im->path ? im->path : "";
-        /* a memfd's map is a recording's module of its own, as perf report names it
-           (".glXXXXXX (deleted)": a driver's generated code); live it is looked up as JIT code
-           (perf-PID.map: .NET maps its code twice through "memfd:doublemapper") */
-        if (symbols_is_anonymous(path) && (s->opt.is_live || strncmp(path, "/memfd:", 7) != 0))
-                return;
-        uint32_t id = symbols_module_get(s, im);
-        if (id == s->kernel_module)
+        /* a memfd's map, or an anonymous map given a name, is a recording's module of its own,
+           as perf report names it (".glXXXXXX (deleted)": a driver's generated code;
+           "[anon:v8]"); live it is looked up as JIT code (perf-PID.map: .NET maps its code
+           twice through "memfd:doublemapper") */
+        bool is_anonymous =
+                symbols_is_anonymous(path) && (s->opt.is_live || !symbols_is_named_anonymous(path));
+        /* an anonymous map is a hole (module 0) in the maps it lands on: the code a driver
+           generates where a library it dlclose()d lay is no longer that library's, as perf
+           cuts the older maps a new one overlaps */
+        uint32_t id = is_anonymous ? 0 : symbols_module_get(s, im);
+        if (id && id == s->kernel_module)
                 s->has_linux_kernel = true;
-        else if (im->pid == 0)
+        else if (id && im->pid == 0)
                 s->has_kernel_images = true;
         /* the kernel's images (pid 0) at 32-bit addresses: a 32-bit kernel (base 0 is a 64-bit
            perf 3.4's kernel map, not an address) */
-        s->has_kernel32 |= im->pid == 0 && im->base && im->base <= UINT32_MAX;
+        s->has_kernel32 |= id && im->pid == 0 && im->base && im->base <= UINT32_MAX;
         struct space *sp = symbols_space_get(s, im->pid);
         if (time && time < sp->start_time)
                 return; /* mapped by the program before the process's last start */
-        struct mapping m = {im->base, im->base + im->size,    im->file_offset,
-                            id,       id == s->kernel_module, time};
+        struct mapping m = {im->base, im->base + im->size,          im->file_offset,
+                            id,       id && id == s->kernel_module, time};
         if (time)
                 space_add_timed(sp, m);
         else

@@ -248,6 +248,9 @@ uint32_t symbols_function_name(struct sym_store *s, const char *raw);
 /* sym_loader.c */
 /* Mappings with no file behind them: addresses there are JIT code or data. */
 bool symbols_is_anonymous(const char *path);
+/* Whether an anonymous path names its memory: a memfd's ("/memfd:NAME"), or a name given to
+   anonymous memory ("[anon:NAME]", prctl PR_SET_VMA_ANON_NAME): no file to read. */
+bool symbols_is_named_anonymous(const char *path);
 /* Rebuilds the kernel module's table from the recorded symbols, after new ones came. */
 void symbols_kernel_table_refresh(struct sym_store *s);
 void *symbols_loader_main(void *arg);

@@ -91,6 +91,13 @@ for f in "$dir"/*; do
                 continue
         fi
 
+        # perf stat record's file: counts, no samples (perf script prints its counts' table)
+        if grep -q "perf stat record's counts" "$tmp/$name.b" &&
+                ! perf report -D -i "$f" 2>/dev/null | grep -q 'PERF_RECORD_SAMPLE'; then
+                check "$name: perf stat record's counts, no samples, said" \
+                        grep -q '^No samples in this trace' "$tmp/$name.b"
+                continue
+        fi
         # samples per event
         sed 's/^ *//; s/: *$//' "$tmp/$name.events" | etw_name | sort | uniq -c |
                 awk '{print $2, $1}' | sort >"$tmp/$name.perf-counts"
@@ -144,7 +151,7 @@ for f in "$dir"/*; do
         # finds nothing, etwtop places them by address (2 kernel, 1 ld-2.23.so)
         "$ETWTOP" --replay "$f" -b --top 100000 2>/dev/null |
                 awk '/^Hot modules \(/ {t = $3; gsub(/[()]/, "", t); getline; next}
-                     /^$/ {t = ""} t && $2 > 0 {m = $3; if (sub(/\.ko(\.[a-z]+)?$/, "", m)) m = "[" m "]"
+                     /^$/ {t = ""} t && $2 > 0 {m = $3; if (sub(/\.ko(\.[a-z]+)?$/, "", m)) { gsub(/-/, "_", m); m = "[" m "]" }
                                                  n[t " " m] += $2}
                      END {for (k in n) print k, n[k]}' | sort >"$tmp/$name.etw-modules"
         perf script -i "$f" -G -F event,ip,dso 2>/dev/null | awk '{
@@ -152,7 +159,7 @@ for f in "$dir"/*; do
                         d = $0; sub(/^[^(]*\(/, "", d); sub(/\)$/, "", d); sub(/ \(deleted\)$/, "", d)
                         n = split(d, a, "/"); m = a[n]; if (m ~ /^perf-[0-9]+\.map$/) m = "[unknown]"
                         if (m ~ /^vmlinux/ && d ~ /^\//) m = "[kernel.kallsyms]"
-                        if (sub(/\.ko(\.[a-z]+)?$/, "", m)) m = "[" m "]"
+                        if (sub(/\.ko(\.[a-z]+)?$/, "", m)) { gsub(/-/, "_", m); m = "[" m "]" }
                         print e, m }' | etw_name | awk -v x="$not_hot" '$1 !~ x' | sort | uniq -c |
                 awk '{print $2, $3, $1}' | sort >"$tmp/$name.perf-modules"
         if [ "$name" = perf.data.lost_samples-4.4 ]; then

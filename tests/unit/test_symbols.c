@@ -307,19 +307,37 @@ static void test_mapping_cuts(void **state)
 }
 
 /* Mappings of no file (anonymous memory, /dev/zero, the heap) place nothing; files do,
-   whatever their first bytes (the quick test of a path's first two bytes). A memfd's map is a
-   recording's module, named as perf report names it (a driver's generated code: ".glXXXXXX
-   (deleted)"); live it places nothing, its code looked up as JIT code (perf-PID.map: .NET maps
-   its code twice through "memfd:doublemapper"). */
+   whatever their first bytes (the quick test of a path's first two bytes). A memfd's map (or a
+   named anonymous one, "[anon:v8]") is a recording's module, named as perf report names it (a
+   driver's generated code: ".glXXXXXX (deleted)"); live it places nothing, its code looked up
+   as JIT code (perf-PID.map: .NET maps its code twice through "memfd:doublemapper"). */
 static void test_anonymous_paths(void **state)
 {
         (void)state;
-        static const char *const anon[] = {"",         "//anon",
-                                           "[heap]",   "[stack]",
-                                           "[anon:x]", "anon_inode:[perf]",
-                                           "[vvar]",   "/dev/zero (deleted)"};
+        static const char *const anon[] = {"",
+                                           "//anon",
+                                           "[heap]",
+                                           "[stack]",
+                                           "[vvar]",
+                                           "anon_inode:[perf]",
+                                           "/dev/zero (deleted)"};
         static const char memfd[] = "/memfd:/.glXXXXXX (deleted)";
         for (int is_live = 0; is_live < 2; is_live++) {
+                /* a name given to anonymous memory: as the memfd's */
+                struct sym_options ov = {.is_synchronous = true, .is_live = is_live};
+                struct sym_store *v = NULL;
+                assert_int_equal(sym_store_new(&v, &ov), 0);
+                struct sym_image vm = {PID, 0x1000000, 0x2000, 0, "[anon:v8]", NULL, 0, 0, 0};
+                sym_image_load(v, &vm);
+                struct sym_loc vl = sym_locate(v, PID, 0x1000010);
+                if (is_live) {
+                        assert_int_equal(vl.module, 0);
+                } else {
+                        char buf[64];
+                        sym_format(v, vl, buf, sizeof(buf));
+                        assert_string_equal(buf, "[anon:v8]+0x10");
+                }
+                sym_store_free(v);
                 struct sym_options o = {.is_synchronous = true, .is_live = is_live};
                 struct sym_store *m = NULL;
                 assert_int_equal(sym_store_new(&m, &o), 0);
@@ -349,6 +367,23 @@ static void test_anonymous_paths(void **state)
                 sym_image_load(s, &im);
                 assert_int_not_equal(sym_locate(s, PID, base + 16).module, 0);
         }
+        /* an anonymous map over a page of a library's (dlclose()d, its place reused for code a
+           driver generates: a public perf 6.x recording's libdrm_amdgpu) takes that page from
+           it, in time order: the pages around it stay the library's; an older anonymous map
+           takes nothing from a newer library's */
+        struct sym_image lib = {PID,  base, 0xe000, 0, "/usr/lib64/libdrm_amdgpu.so.1",
+                                NULL, 0,    0,      0};
+        sym_image_load_at(s, &lib, 100);
+        struct sym_image jit = {PID, base + 0x4000, 0x1000, base + 0x4000, "//anon", NULL, 0, 0, 0};
+        sym_image_load_at(s, &jit, 200);
+        uint32_t lib_module = sym_locate(s, PID, base + 0x10).module;
+        assert_int_not_equal(lib_module, 0);
+        assert_int_equal(sym_locate(s, PID, base + 0x4006).module, 0);
+        assert_int_equal(sym_locate(s, PID, base + 0x5006).module, lib_module);
+        assert_int_equal(sym_locate(s, PID, base + 0x5006).rel, 0x5006);
+        struct sym_image old = {PID, base + 0x8000, 0x1000, 0, "//anon", NULL, 0, 0, 0};
+        sym_image_load_at(s, &old, 50);
+        assert_int_equal(sym_locate(s, PID, base + 0x8006).module, lib_module);
         sym_store_free(s);
 }
 
