@@ -970,6 +970,12 @@ void hot_set_place_keys(struct hot *h, enum hot_grouping widest)
         h->place_keys = widest;
 }
 
+void hot_set_process_key(struct hot *h, uint32_t (*key)(void *ctx, uint32_t pid), void *ctx)
+{
+        h->process_key = key;
+        h->process_key_ctx = ctx;
+}
+
 void hot_set_grouping(struct hot *h, enum hot_grouping grouping)
 {
         if (h->grouping != grouping)

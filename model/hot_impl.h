@@ -182,7 +182,9 @@ struct row_key {
 struct hot {
         enum hot_grouping grouping;   /* rows per function, per process or thread too */
         enum hot_grouping place_keys; /* what a place's key holds (hot_set_place_keys) */
-        struct sym_store *store;      /* borrowed */
+        uint32_t (*process_key)(void *ctx, uint32_t pid); /* hot_set_process_key, or NULL */
+        void *process_key_ctx;
+        struct sym_store *store; /* borrowed */
         uint32_t max_entries;
         struct entry *slots; /* owned, open addressing */
         uint32_t mask, nr;

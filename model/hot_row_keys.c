@@ -99,7 +99,7 @@ uint32_t hot_row_key_get(struct hot *h, const struct hot_row *r)
 /* Slot i's place (of source) as a row: its answer asked for (hot_place_answer); an unplaced
    one placed again (images may have come since). */
 static inline __attribute__((always_inline)) struct hot_row
-place_row(struct hot *h, struct entry *e, uint16_t source)
+place_row(struct hot *h, struct entry *e, uint16_t source, enum hot_grouping grouping)
 {
         struct sym_loc loc = {e->module, e->rel};
         if (!e->answer && !e->module)
@@ -107,6 +107,9 @@ place_row(struct hot *h, struct entry *e, uint16_t source)
         struct sym_frame f;
         hot_place_answer(h, e, loc, &f);
         uint32_t fn = f.state == SYM_RESOLVED ? f.function : 0;
+        uint32_t pid = __builtin_expect(h->process_key != NULL, 0) && grouping == HOT_BY_PROCESS
+                               ? h->process_key(h->process_key_ctx, e->pid)
+                               : e->pid;
         return (struct hot_row){source,
                                 loc.module,
                                 fn,
@@ -114,7 +117,7 @@ place_row(struct hot *h, struct entry *e, uint16_t source)
                                 f.state,
                                 e->self,
                                 e->total - e->dup,
-                                e->pid,
+                                pid,
                                 e->self,
                                 e->tid,
                                 sym_name(h->store, fn)};
@@ -146,7 +149,7 @@ static uint32_t merge_uncached(struct hot *h, uint16_t source, enum hot_grouping
                         struct entry *e = &h->slots[wi * 64 + (uint32_t)__builtin_ctzll(bits)];
                         if (!e->is_used || e->source != source) /* the bits a superset */
                                 continue;
-                        struct hot_row r = place_row(h, e, source);
+                        struct hot_row r = place_row(h, e, source, grouping);
                         uint64_t hk = hash_mix64(((uint64_t)r.module << 32 | r.function) ^
                                                  hash_mix64(r.rel) ^
                                                  (grouping == HOT_BY_PROCESS  ? hash_mix64(r.pid)
@@ -247,7 +250,7 @@ static uint32_t key_made(struct hot *h, struct build_ctx *b, struct entry *e, ui
                          struct hot_row *r)
 {
         b->epoch_module = 0;
-        *r = place_row(h, e, b->source);
+        *r = place_row(h, e, b->source, h->rgrouping);
         uint32_t k = hot_row_key_get(h, r);
         if (e->module && e->answer &&
             (!e->epoch || e->epoch == sym_answers_epoch(h->store, e->module)))

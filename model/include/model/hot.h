@@ -116,6 +116,12 @@ void hot_set_grouping(struct hot *h, enum hot_grouping grouping);
    then one per address, not one per process, and every row and line counts the same. Rows of a
    grouping the keys lack give AGG_ALL for the process or thread. Before the first sample. */
 void hot_set_place_keys(struct hot *h, enum hot_grouping widest);
+/* Rows per process (HOT_BY_PROCESS) of the process key(ctx, pid) gives rather than of each pid:
+   a report's --sort comm,sym gives the first pid of each process name, so that the processes
+   of one name are one row per function, as perf report's comm key merges them. NULL: per pid
+   (the screen's). Before the first rows are built (the rows' keys are kept from build to
+   build). */
+void hot_set_process_key(struct hot *h, uint32_t (*key)(void *ctx, uint32_t pid), void *ctx);
 /* The refresh tick: places what has a module now and folds unplaced places past the cap
    (above); then decays or zeroes the counts by the mode, dropping the places that fell under
    the threshold (cumulative: no counts change). */
