@@ -976,6 +976,11 @@ void hot_set_process_key(struct hot *h, uint32_t (*key)(void *ctx, uint32_t pid)
         h->process_key_ctx = ctx;
 }
 
+enum hot_grouping hot_grouping_of(const struct hot *h)
+{
+        return h->grouping;
+}
+
 void hot_set_grouping(struct hot *h, enum hot_grouping grouping)
 {
         if (h->grouping != grouping)

@@ -6,6 +6,8 @@
 #include <stdio.h>
 
 #include "export/export.h"
+#include "model/hot.h"
+#include "ui/views.h"
 
 static bool is_export(const struct cli_args *a)
 {
@@ -26,7 +28,11 @@ static int run_export(struct cli_args *a)
                                     .has_to = a->has_to,
                                     .from_s = a->from_s,
                                     .to_s = a->to_s,
-                                    .binary = a->binary};
+                                    .binary = a->binary,
+                                    .grouping = a->group == FUNCTIONS_BY_PROCESS ? HOT_BY_PROCESS
+                                                : a->group == FUNCTIONS_BY_THREAD
+                                                        ? HOT_BY_THREAD
+                                                        : HOT_BY_FUNCTION};
         if (!a->replay_path || !a->output) {
                 fprintf(stderr, "etwtop: --export FORMAT needs --replay FILE and -o OUT\n");
                 return 2;

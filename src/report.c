@@ -6,6 +6,7 @@
 #include "report.h"
 
 #include "annotate.h"
+#include "comm_key.h"
 #include "etw/evntrace.h"
 #include "feed.h"
 #include "header.h"
@@ -26,50 +27,6 @@
 #include <sys/stat.h>
 
 #define SMALL_TRACE_BYTES ((off_t)16 << 20)
-
-/* --sort comm,sym's process key: the first pid met of each process name (perf report's comm
-   key, which merges the processes of one name); a process no event named keeps its own. */
-struct comm_keys {
-        const struct switches *sw;
-        uint32_t *pids; /* open addressing by the name's hash, 0 free */
-        uint32_t mask, nr;
-};
-
-static uint32_t comm_key(void *ctx, uint32_t pid)
-{
-        struct comm_keys *k = ctx;
-        const char *name = switches_process_name(k->sw, pid);
-        if (!pid || !*name)
-                return pid;
-        if ((k->nr + 1) * 2 > k->mask + 1) {
-                uint32_t *old = k->pids, old_cap = old ? k->mask + 1 : 0;
-                k->mask = old_cap ? 2 * old_cap - 1 : 63;
-                k->pids = calloc(k->mask + 1, sizeof(*k->pids));
-                if (!k->pids) {
-                        k->pids = old;
-                        k->mask = old_cap - 1;
-                        return pid;
-                }
-                k->nr = 0;
-                for (uint32_t i = 0; i < old_cap; i++)
-                        if (old[i])
-                                (void)comm_key(k, old[i]);
-                free(old);
-        }
-        uint32_t h = 2166136261u;
-        for (const char *c = name; *c; c++)
-                h = (h ^ (uint8_t)*c) * 16777619u;
-        for (uint32_t j = h & k->mask;; j = (j + 1) & k->mask) {
-                if (!k->pids[j]) {
-                        k->pids[j] = pid;
-                        k->nr++;
-                        return pid;
-                }
-                if (k->pids[j] == pid ||
-                    strcmp(switches_process_name(k->sw, k->pids[j]), name) == 0)
-                        return k->pids[j];
-        }
-}
 
 static void on_log(void *ctx, const char *message)
 {
@@ -169,9 +126,9 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
         hot_set_place_keys(profile_hot(p), opts->group == FUNCTIONS_BY_PROCESS  ? HOT_BY_PROCESS
                                            : opts->group == FUNCTIONS_BY_THREAD ? HOT_BY_THREAD
                                                                                 : HOT_BY_FUNCTION);
-        struct comm_keys ck = {profile_switches(p), NULL, 0, 0};
+        struct comm_keys ck = {0};
         if (opts->group == FUNCTIONS_BY_PROCESS)
-                hot_set_process_key(profile_hot(p), comm_key, &ck);
+                comm_keys_use(&ck, p);
         events_table_set_max_recent(profile_events(p), 0); /* counts only */
         events_table_set_groups(profile_events(p), false); /* "Events by type" alone */
         struct feed *f = NULL;
@@ -268,6 +225,6 @@ out:
         }
         feed_close(f);
         profile_free(p);
-        free(ck.pids);
+        comm_keys_free(&ck);
         return rc;
 }

@@ -11,6 +11,7 @@
 #include "export/writers.h"
 #include "module_text.h"
 #include "model/profile.h"
+#include "model/switches.h"
 #include "symbols/symbols.h"
 #include "outbuf.h"
 #include "util/xalloc.h"
@@ -85,11 +86,38 @@ static int write_per_source(const struct export_ctx *x, int fd, const char *head
         return finish(o);
 }
 
+/* A row's process ("name", as -b's Process column) or thread ("process/thread (tid)", its Thread
+   column) where the rows are grouped so. */
+static void put_owner(struct outbuf *o, struct profile *p, const struct hot_row *w)
+{
+        const struct switches *sw = profile_switches(p);
+        char text[160];
+        if (hot_grouping_of(profile_hot(p)) == HOT_BY_PROCESS) {
+                const char *pn = switches_process_name(sw, w->pid);
+                if (*pn)
+                        snprintf(text, sizeof(text), "%s", pn);
+                else if (w->pid)
+                        snprintf(text, sizeof(text), "pid %u", w->pid);
+                else
+                        snprintf(text, sizeof(text), "%s", w->module ? "Idle" : "");
+        } else {
+                char pn[SWITCHES_NAME_SIZE], tn[SWITCHES_NAME_SIZE];
+                switches_thread_names(sw, w->tid, pn, tn);
+                if (!pn[0])
+                        snprintf(pn, sizeof(pn), "%s", switches_process_name(sw, w->pid));
+                snprintf(text, sizeof(text), "%s%s%s (%u)", pn[0] ? pn : "?", tn[0] ? "/" : "", tn,
+                         w->tid);
+        }
+        put_name(o, text);
+        outbuf_putc(o, ',');
+}
+
 static void function_rows(struct outbuf *o, struct profile *p, const char *source, uint16_t src,
                           uint64_t nr)
 {
         const struct hot_row *rows;
         uint32_t n = hot_functions(profile_hot(p), src, false, &rows);
+        bool has_owner = hot_grouping_of(profile_hot(p)) != HOT_BY_FUNCTION;
         for (uint32_t i = 0; i < n; i++) {
                 const struct hot_row *w = &rows[i];
                 char mod[256], fn[300];
@@ -108,6 +136,8 @@ static void function_rows(struct outbuf *o, struct profile *p, const char *sourc
                 outbuf_putc(o, ',');
                 put_name(o, mod);
                 outbuf_putc(o, ',');
+                if (has_owner)
+                        put_owner(o, p, w);
                 put_name(o, name);
                 outbuf_puts(o, "\r\n");
         }
@@ -115,8 +145,14 @@ static void function_rows(struct outbuf *o, struct profile *p, const char *sourc
 
 int export_write_csv(const struct export_ctx *x, int fd)
 {
-        return write_per_source(x, fd, "Source,Self%,Total%,Self,Total,Module,Function\r\n",
-                                function_rows);
+        enum hot_grouping g = (enum hot_grouping)x->opts->grouping;
+        hot_set_grouping(profile_hot(x->profile), g);
+        return write_per_source(
+                x, fd,
+                g == HOT_BY_PROCESS  ? "Source,Self%,Total%,Self,Total,Module,Process,Function\r\n"
+                : g == HOT_BY_THREAD ? "Source,Self%,Total%,Self,Total,Module,Thread,Function\r\n"
+                                     : "Source,Self%,Total%,Self,Total,Module,Function\r\n",
+                function_rows);
 }
 
 static void module_rows(struct outbuf *o, struct profile *p, const char *source, uint16_t src,

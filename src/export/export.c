@@ -14,6 +14,7 @@
 #include "etw/evntrace.h"
 #include "model/stack_set.h"
 #include "export/writers.h"
+#include "comm_key.h"
 #include "feed.h"
 #include "ui/text_sanitize.h"
 #include "model/hot.h"
@@ -137,6 +138,13 @@ int export_run(const struct export_options *opts, char *err, size_t err_size)
                                              opts->is_no_demangle || opts->format == EXPORT_BOLT,
                                      .log = on_log};
         struct profile *p = profile_new(&po);
+        /* csv's rows per process or thread: the places keyed so, the processes by name */
+        struct comm_keys ck = {0};
+        if (opts->format == EXPORT_CSV && opts->grouping != HOT_BY_FUNCTION) {
+                hot_set_place_keys(profile_hot(p), (enum hot_grouping)opts->grouping);
+                if (opts->grouping == HOT_BY_PROCESS)
+                        comm_keys_use(&ck, p);
+        }
         struct stack_set *s = stack_set_new(profile_store(p));
         profile_set_sample_sink(p, stack_set_event, s);
         if (opts->pid)
@@ -179,5 +187,6 @@ out:
         feed_close(f);
         stack_set_free(s);
         profile_free(p);
+        comm_keys_free(&ck);
         return rc;
 }

@@ -38,6 +38,10 @@ struct export_options {
         double from_s, to_s;
         uint32_t pid;       /* -p: that process's samples, switches and edges only (0: every one) */
         const char *binary; /* --binary: the binary --export bolt is for (NULL: the busiest) */
+        /* --sort for csv's hot functions: a row per function (HOT_BY_FUNCTION, 0), per process
+           name and function (HOT_BY_PROCESS: a Process column) or per thread and function
+           (HOT_BY_THREAD: a Thread column), as --replay -b groups them */
+        int grouping;
 };
 
 /* Puts format name ("pprof", "folded", "speedscope", "csv", "csv-modules", "csv-lines" or

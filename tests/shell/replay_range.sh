@@ -6,7 +6,7 @@
 #   replay screen's text frames) counts its own events only but knows the processes, threads and
 #   images the trace described before it, and its header says the range's span; --from past the
 #   trace's end fails and says the trace's span. -s comm,sym, tid,sym and dso group -b's hot
-#   functions as the screen's p does. Names with escape sequences (etl_fixture --hostile) reach
+#   functions as the screen's p does (and --export csv's: a Process or Thread column). Names with escape sequences (etl_fixture --hostile) reach
 #   no output raw. Options that cannot go together are refused (exit 2), and -n counts the text
 #   frames of a terminal that cannot draw the screen. Where this machine can record: a range of a
 #   recording that ends before its end names the kernel frames (their symbols are written at the
@@ -131,6 +131,15 @@ check "-s tid,sym: the thread's name and id" has tid ' work  *work.exe/main (424
 run dso --replay "$tmp/fx.etl" -b --top 3 -s dso
 check "-s dso: the module's row" has dso '  work  *\[[0-9]* functions\]$'
 check "-s dso: its functions under it" has dso '^ .*      1    work  *work+0x'
+# the CSV export's hot functions grouped as -b's: a Process or Thread column
+run csvcomm --replay "$tmp/fx.etl" --export csv -s comm,sym -o "$tmp/comm.csv"
+check "--export csv -s comm,sym: the Process column" \
+        grep -q '^Source,Self%,Total%,Self,Total,Module,Process,Function' "$tmp/comm.csv"
+check "--export csv -s comm,sym: the process's row as -b's" \
+        grep -q "^Timer,.*,work,work.exe,work+0x" "$tmp/comm.csv"
+run csvtid --replay "$tmp/fx.etl" --export csv -s tid,sym -o "$tmp/tid.csv"
+check "--export csv -s tid,sym: the thread's name and id" \
+        grep -q '^Timer,.*,work,work.exe/main (4243),work+0x' "$tmp/tid.csv"
 run sym --replay "$tmp/fx.etl" -b --top 3 -s sym
 run plain --replay "$tmp/fx.etl" -b --top 3
 check "-s sym: as without -s" cmp -s "$tmp/sym" "$tmp/plain"

@@ -108,6 +108,7 @@ void hot_set_filter(struct hot *h, const struct agg_filter *f);
    or one row per function with its heaviest process and thread (the default); from the next
    hot_functions on. */
 void hot_set_grouping(struct hot *h, enum hot_grouping grouping);
+enum hot_grouping hot_grouping_of(const struct hot *h);
 /* What a place's key holds besides its address, as the groupings that will be asked for need:
    HOT_BY_THREAD (the default: the screen switches groupings as it runs) keeps the process and
    the thread; HOT_BY_PROCESS the process alone (the thread AGG_ALL); HOT_BY_FUNCTION neither
