@@ -69,10 +69,11 @@ static struct waiting *at(struct stack_join *j, uint32_t k)
         return &j->ring[(j->head + k) & (j->cap - 1)];
 }
 
-/* A kernel-space address, by the record's pointer size (x64: the upper half; x86: 2 GB up). */
+/* A kernel-space address, by the record's pointer size (64-bit: the top bit set, the upper
+   half; x86: 2 GB up). */
 static bool is_kernel_address(uint64_t a, uint8_t pointer_size)
 {
-        return pointer_size == 4 ? a >= 0x80000000ull : a >= 0xffff800000000000ull;
+        return pointer_size == 4 ? a >= 0x80000000ull : a >> 63;
 }
 
 /* The sample goes on, with the stack it has: kernel frames, then (when given) the user part. */

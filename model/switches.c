@@ -263,7 +263,7 @@ void switches_wait_add(struct thread *t, uint8_t state, uint8_t reason, int64_t 
 
 static uint64_t frame_token(struct switches *sw, uint32_t pid, uint64_t addr)
 {
-        if (addr >= 0xffff800000000000ull)
+        if (sym_is_kernel_address(addr))
                 return addr;
         struct sym_loc loc = sym_locate(sw->store, pid, addr);
         if (!loc.module || loc.module > TOKEN_MAX_MOD || loc.rel >> TOKEN_REL_BITS)

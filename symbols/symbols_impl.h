@@ -19,7 +19,11 @@
 #include "symbols/pdb.h"
 #include "util/hash.h"
 
-#define KERNEL_START      0xffff800000000000ull /* x86-64 and arm64 kernel halves */
+/* the kernel's half of a 64-bit address space, the top bit set: x86-64's 0xffff8000...
+   (0xff00... with 5-level page tables), arm64's 0xffff0000... before Linux 5.4 (48-bit) and
+   0xfff0... (52-bit), ppc64's 0xc000...; a user address never has it */
+#define KERNEL_START      0x8000000000000000ull
+#define CACHE_MAX_ENTRIES (1u << 20) /* 32 MB at most: when full, it starts over */
 #define CACHE_MAX_ENTRIES (1u << 20)            /* 32 MB at most: when full, it starts over */
 /* a live store's: 8 MB. The distinct addresses a live screen resolves only accumulate (every
    return address of every stack sampled), so the cache grows to its cap over a long run, 32 MB

@@ -304,8 +304,12 @@ int conv_mmap2(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint3
         if (size < 73 || conv_sample_id(ev, rec, size, &sid) < 0)
                 return -EBADMSG;
         uint32_t pid = le_get32(rec + 8), tid = le_get32(rec + 12);
+        /* code unless the kernel says data (MISC_MMAP_DATA: a map of no VM_EXEC, which it
+           reports only to events with mmap_data), as perf reads it: the protection bits are
+           not always set (perf 6.17's kernel and module maps, a [vdso] map of Linux 5.x "---p") */
         uint32_t prot = le_get32(rec + 64);
-        if (!(prot & PROT_EXEC) || !conv_is_own(c, pid))
+        if (((h->misc & PERF_RECORD_MISC_MMAP_DATA) || (!(prot & PROT_EXEC) && prot)) ||
+            !conv_is_own(c, pid))
                 return 0;
         char path[CONV_MAX_PATH + 1];
         conv_clip(path, (const char *)rec + 72,

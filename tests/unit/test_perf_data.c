@@ -1696,6 +1696,63 @@ static void test_buildid_mmap_kernel_maps(void **state)
         free(f);
 }
 
+/* A [vdso] map with no protection bits ("---p", a Linux 5.x kernel's MMAP2 of it): code all
+   the same, as perf reads any map the kernel does not mark as data (MISC_MMAP_DATA); a map
+   marked as data is none. */
+static void test_map_without_prot(void **state)
+{
+        (void)state;
+        struct fb *f = fb_pipe_start(PERF_COUNT_SW_CPU_CLOCK);
+        static const struct {
+                const char *path;
+                uint64_t start;
+                uint16_t misc;
+        } maps[] = {{"[vdso]", 0x7ffdd3de9000ull, PERF_RECORD_MISC_USER},
+                    {"/tmp/data.bin", 0x7ffdd3e00000ull,
+                     PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_DATA}};
+        for (uint32_t i = 0; i < 2; i++) {
+                const uint16_t name_room = (uint16_t)((strlen(maps[i].path) + 8) & ~7u);
+                fb_u32(f, PERF_RECORD_MMAP2);
+                fb_u16(f, maps[i].misc);
+                fb_u16(f, (uint16_t)(8 + 8 + 24 + 24 + 8 + name_room + 24));
+                fb_u32(f, 42);
+                fb_u32(f, 42);
+                fb_u64(f, maps[i].start);
+                fb_u64(f, 0x2000);
+                fb_u64(f, maps[i].start);
+                fb_u64(f, 0); /* maj, min */
+                fb_u64(f, 0); /* ino */
+                fb_u64(f, 0); /* ino_generation */
+                fb_u32(f, 0); /* prot: none */
+                fb_u32(f, 2); /* flags: MAP_PRIVATE */
+                uint8_t name[32] = {0};
+                memcpy(name, maps[i].path, strlen(maps[i].path));
+                fb_put(f, name, name_room);
+                fb_u32(f, 42); /* sample_id: pid, tid, time, identifier */
+                fb_u32(f, 42);
+                fb_u64(f, 900);
+                fb_u64(f, 100);
+        }
+        fb_sample(f, 100, 0x7ffdd3de993c);
+        struct converted cv;
+        struct etl_reader *r = convert_fb(f, "noprot", &cv);
+        struct etl_record rec;
+        uint32_t nr_vdso = 0, nr_data = 0;
+        while (etl_reader_next(r, &rec) == 1) {
+                if (rec.hook_id != WMI_LOG_TYPE_PROCESS_LOAD_IMAGE)
+                        continue;
+                uint64_t base;
+                memcpy(&base, rec.payload, 8);
+                nr_vdso += base == maps[0].start;
+                nr_data += base == maps[1].start;
+        }
+        etl_reader_close(r);
+        assert_int_equal(nr_vdso, 1);
+        assert_int_equal(nr_data, 0);
+        converted_remove(&cv);
+        free(f);
+}
+
 /* A record of type, size bytes in all (its body zeros). */
 static void fb_record(struct fb *f, uint32_t type, uint16_t size)
 {
@@ -2311,6 +2368,7 @@ int main(void)
                 cmocka_unit_test(test_group_read),
                 cmocka_unit_test(test_leader_sampled_group),
                 cmocka_unit_test(test_buildid_mmap_kernel_maps),
+                cmocka_unit_test(test_map_without_prot),
                 cmocka_unit_test(test_records_not_shown),
                 cmocka_unit_test(test_kernel_map_and_unnamed_thread),
                 cmocka_unit_test(test_time_order),

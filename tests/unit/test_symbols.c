@@ -973,6 +973,33 @@ static void test_kernel_outside_images(void **state)
         sym_store_free(s);
 }
 
+/* An arm64 kernel of Linux before 5.4 (48-bit: its image at 0xffff000010080000, its modules
+   below it at 0xffff000008e80000): its addresses are the kernel's in every process, as
+   x86-64's upper half is, not a process's addresses of no image. */
+static void test_arm64_kernel_half(void **state)
+{
+        (void)state;
+        struct sym_image k = {
+                0, 0xffff000010080000ull, 0xffffeff7ffffull, 0, "[kernel.kallsyms]", NULL, 0, 0, 0};
+        struct sym_image ccp = {0, 0xffff000008e80000ull, 0x15000, 0, "[ccp]", NULL, 0, 0, 0};
+        struct sym_image prog = {1234, 0xaaaab0000000ull, 0x10000, 0, "/usr/bin/prog", NULL, 0, 0,
+                                 0};
+        struct sym_store *s = store_new(NULL, 0, true);
+        sym_image_load(s, &k);
+        sym_image_load(s, &ccp);
+        sym_image_load(s, &prog);
+        uint32_t kernel = sym_locate(s, 0, 0xffff000010239c28ull).module;
+        assert_int_not_equal(kernel, 0);
+        assert_int_equal(sym_locate(s, 1234, 0xffff000010239c28ull).module, kernel);
+        uint32_t m = sym_locate(s, 1234, 0xffff000008e80100ull).module;
+        assert_int_not_equal(m, 0);
+        assert_int_not_equal(m, kernel);
+        assert_true(sym_is_kernel_address(0xffff000010239c28ull));
+        assert_false(sym_is_kernel_address(0x0000ffffb7e41000ull)); /* arm64's user top */
+        assert_int_not_equal(sym_locate(s, 1234, 0xaaaab0000010ull).module, kernel);
+        sym_store_free(s);
+}
+
 /* writes len bytes of data to a new file in dir; its path in out */
 static void write_temp(const char *dir, const char *name, const void *data, size_t len, char *out,
                        size_t size)
@@ -2154,6 +2181,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_kernel32),
                 cmocka_unit_test(test_kernel_outside_images),
+                cmocka_unit_test(test_arm64_kernel_half),
                 cmocka_unit_test(test_anonymous_paths),
                 cmocka_unit_test(test_mapping_order),
                 cmocka_unit_test(test_mapping_cuts),

@@ -124,11 +124,12 @@ struct sym_loc sym_locate(struct sym_store *s, uint32_t pid, uint64_t addr);
    that the kernel's own images (pid 0) place, the same while they and the recording's kernel
    symbols stay. */
 struct sym_loc sym_locate_ex(struct sym_store *s, uint32_t pid, uint64_t addr, bool *is_everyones);
-/* Whether addr lies in the kernel's half (x86-64, arm64): the only addresses sym_locate_ex may
-   call every process's. */
+/* Whether addr lies in the kernel's half of a 64-bit address space (its top bit set: x86-64's
+   0xffff8000..., arm64's 0xffff0000... of Linux before 5.4, ppc64's 0xc000...): the only
+   addresses sym_locate_ex may call every process's. */
 static inline bool sym_is_kernel_address(uint64_t addr)
 {
-        return addr >= 0xffff800000000000ull;
+        return addr >> 63;
 }
 void sym_resolve(struct sym_store *s, struct sym_loc loc, struct sym_frame *out);
 /* "libc.so.6!memcpy+0x10", "libc.so.6+0x1a2b", "ntdll.dll+0x1a2b", "0x7f0012345678". */
