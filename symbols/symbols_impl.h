@@ -24,7 +24,7 @@
    0xfff0... (52-bit), ppc64's 0xc000...; a user address never has it */
 #define KERNEL_START      0x8000000000000000ull
 #define CACHE_MAX_ENTRIES (1u << 20) /* 32 MB at most: when full, it starts over */
-#define CACHE_MAX_ENTRIES (1u << 20)            /* 32 MB at most: when full, it starts over */
+#define CACHE_MAX_ENTRIES (1u << 20) /* 32 MB at most: when full, it starts over */
 /* a live store's: 8 MB. The distinct addresses a live screen resolves only accumulate (every
    return address of every stack sampled), so the cache grows to its cap over a long run, 32 MB
    at the trace's, while the screen's hot places keep their own answers and its call tree's nodes
