@@ -7,6 +7,26 @@
 
 #include "model/switches.h"
 
+void switches_owner_text(const struct switches *sw, bool is_thread, uint32_t pid, uint32_t tid,
+                         bool has_module, char *buf, size_t size)
+{
+        if (!is_thread) {
+                const char *pn = switches_process_name(sw, pid);
+                if (*pn)
+                        snprintf(buf, size, "%s", pn);
+                else if (pid)
+                        snprintf(buf, size, "pid %u", pid);
+                else
+                        snprintf(buf, size, "%s", has_module ? "Idle" : "");
+                return;
+        }
+        char pn[SWITCHES_NAME_SIZE], tn[SWITCHES_NAME_SIZE];
+        switches_thread_names(sw, tid, pn, tn);
+        if (!pn[0]) /* a thread no event named: its process's name */
+                snprintf(pn, sizeof(pn), "%s", switches_process_name(sw, pid));
+        snprintf(buf, size, "%s%s%s (%u)", pn[0] ? pn : "?", tn[0] ? "/" : "", tn, tid);
+}
+
 void switches_cstates_text(const struct switches_cpu_row *row, char *buf, size_t size)
 {
         uint64_t all = 0;

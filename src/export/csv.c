@@ -86,28 +86,12 @@ static int write_per_source(const struct export_ctx *x, int fd, const char *head
         return finish(o);
 }
 
-/* A row's process ("name", as -b's Process column) or thread ("process/thread (tid)", its Thread
-   column) where the rows are grouped so. */
+/* A row's process or thread, as -b's Process or Thread column. */
 static void put_owner(struct outbuf *o, struct profile *p, const struct hot_row *w)
 {
-        const struct switches *sw = profile_switches(p);
         char text[160];
-        if (hot_grouping_of(profile_hot(p)) == HOT_BY_PROCESS) {
-                const char *pn = switches_process_name(sw, w->pid);
-                if (*pn)
-                        snprintf(text, sizeof(text), "%s", pn);
-                else if (w->pid)
-                        snprintf(text, sizeof(text), "pid %u", w->pid);
-                else
-                        snprintf(text, sizeof(text), "%s", w->module ? "Idle" : "");
-        } else {
-                char pn[SWITCHES_NAME_SIZE], tn[SWITCHES_NAME_SIZE];
-                switches_thread_names(sw, w->tid, pn, tn);
-                if (!pn[0])
-                        snprintf(pn, sizeof(pn), "%s", switches_process_name(sw, w->pid));
-                snprintf(text, sizeof(text), "%s%s%s (%u)", pn[0] ? pn : "?", tn[0] ? "/" : "", tn,
-                         w->tid);
-        }
+        switches_owner_text(profile_switches(p), hot_grouping_of(profile_hot(p)) == HOT_BY_THREAD,
+                            w->pid, w->tid, w->module != 0, text, sizeof(text));
         put_name(o, text);
         outbuf_putc(o, ',');
 }

@@ -321,37 +321,32 @@ static void test_anonymous_paths(void **state)
                                            "[vvar]",
                                            "anon_inode:[perf]",
                                            "/dev/zero (deleted)"};
-        static const char memfd[] = "/memfd:/.glXXXXXX (deleted)";
+        /* a memfd's map and a name given to anonymous memory: a recording's modules, live none */
+        static const struct {
+                const char *path;
+                uint64_t base, addr;
+                const char *shown;
+        } named[] = {{"/memfd:/.glXXXXXX (deleted)", 0x4151a000, 0x4151bf7e,
+                      ".glXXXXXX (deleted)+0x1f7e"},
+                     {"[anon:v8]", 0x1000000, 0x1000010, "[anon:v8]+0x10"}};
         for (int is_live = 0; is_live < 2; is_live++) {
-                /* a name given to anonymous memory: as the memfd's */
-                struct sym_options ov = {.is_synchronous = true, .is_live = is_live};
-                struct sym_store *v = NULL;
-                assert_int_equal(sym_store_new(&v, &ov), 0);
-                struct sym_image vm = {PID, 0x1000000, 0x2000, 0, "[anon:v8]", NULL, 0, 0, 0};
-                sym_image_load(v, &vm);
-                struct sym_loc vl = sym_locate(v, PID, 0x1000010);
-                if (is_live) {
-                        assert_int_equal(vl.module, 0);
-                } else {
-                        char buf[64];
-                        sym_format(v, vl, buf, sizeof(buf));
-                        assert_string_equal(buf, "[anon:v8]+0x10");
+                for (uint32_t i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
+                        struct sym_options o = {.is_synchronous = true, .is_live = is_live};
+                        struct sym_store *m = NULL;
+                        assert_int_equal(sym_store_new(&m, &o), 0);
+                        struct sym_image im = {
+                                PID, named[i].base, 0x2000, 0, named[i].path, NULL, 0, 0, 0};
+                        sym_image_load(m, &im);
+                        struct sym_loc loc = sym_locate(m, PID, named[i].addr);
+                        if (is_live) {
+                                assert_int_equal(loc.module, 0);
+                        } else {
+                                char buf[128];
+                                sym_format(m, loc, buf, sizeof(buf));
+                                assert_string_equal(buf, named[i].shown);
+                        }
+                        sym_store_free(m);
                 }
-                sym_store_free(v);
-                struct sym_options o = {.is_synchronous = true, .is_live = is_live};
-                struct sym_store *m = NULL;
-                assert_int_equal(sym_store_new(&m, &o), 0);
-                struct sym_image im = {PID, 0x4151a000, 0x2000, 0, memfd, NULL, 0, 0, 0};
-                sym_image_load(m, &im);
-                struct sym_loc loc = sym_locate(m, PID, 0x4151bf7e);
-                if (is_live) {
-                        assert_int_equal(loc.module, 0);
-                } else {
-                        char buf[128];
-                        sym_format(m, loc, buf, sizeof(buf));
-                        assert_string_equal(buf, ".glXXXXXX (deleted)+0x1f7e");
-                }
-                sym_store_free(m);
         }
         static const char *const file[] = {"/usr/lib/libx.so", "/dev/shm/libjit.so", "/mnt/libm.so",
                                            "relative/libr.so", "/d"};

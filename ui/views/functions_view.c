@@ -388,24 +388,11 @@ static void row_text(const struct functions_view *fv, struct module_names *names
                      struct switches *sw, struct ui_table *t, uint32_t r, const struct hot_row *w)
 {
         frame_text(names, t, r, w->module, w->function, w->rel);
-        if (fv->group == FUNCTIONS_BY_PROCESS) {
-                char process[64];
-                const char *pn = switches_process_name(sw, w->pid);
-                if (*pn)
-                        snprintf(process, sizeof(process), "%s", pn);
-                else if (w->pid)
-                        snprintf(process, sizeof(process), "pid %u", w->pid);
-                else
-                        snprintf(process, sizeof(process), "%s", w->module ? "Idle" : "");
-                ui_table_text(t, r, COL_PROCESS, process);
-        } else if (fv->group == FUNCTIONS_BY_THREAD) {
-                /* "process/thread (tid)", the switches view's names */
-                char pn[SWITCHES_NAME_SIZE], tn[SWITCHES_NAME_SIZE], text[160];
-                switches_thread_names(sw, w->tid, pn, tn);
-                if (!pn[0]) /* a thread no event named: its process's name */
-                        snprintf(pn, sizeof(pn), "%s", switches_process_name(sw, w->pid));
-                snprintf(text, sizeof(text), "%s%s%s (%u)", pn[0] ? pn : "?", tn[0] ? "/" : "", tn,
-                         w->tid);
+        if (fv->group == FUNCTIONS_BY_PROCESS || fv->group == FUNCTIONS_BY_THREAD) {
+                /* the process's name, or "process/thread (tid)": the switches view's names */
+                char text[160];
+                switches_owner_text(sw, fv->group == FUNCTIONS_BY_THREAD, w->pid, w->tid,
+                                    w->module != 0, text, sizeof(text));
                 ui_table_text(t, r, COL_PROCESS, text);
         }
 }

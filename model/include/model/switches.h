@@ -284,5 +284,10 @@ uint32_t switches_thread_cpus(struct switches *sw, uint32_t tid,
    named its C-state (has_cstates); "" when no idle period ended. */
 #define SWITCHES_CSTATE_UNKNOWN "unknown (no C-state data)"
 void switches_cstates_text(const struct switches_cpu_row *row, char *buf, size_t size);
+/* A hot row's process as text into buf: its name, "pid N" where no event named it, "Idle" for
+   pid 0's samples of a module; with is_thread, its thread: "process/thread (tid)" (the process's
+   name where no event named the thread, "?" where none is known). */
+void switches_owner_text(const struct switches *sw, bool is_thread, uint32_t pid, uint32_t tid,
+                         bool has_module, char *buf, size_t size);
 
 #endif
