@@ -1364,20 +1364,31 @@ static void test_unfinished_recording(void **state)
         free(f);
 }
 
+/* The sample_type and read_format of fb_group_start's events. */
+#define FB_GROUP_ST                                                                                \
+        (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |            \
+         PERF_SAMPLE_READ)
+#define FB_GROUP_RF (PERF_FORMAT_GROUP | PERF_FORMAT_ID)
+
+/* A pipe-mode file whose one attr is a hardware cycles event that reads its group at each
+   sample (PERF_SAMPLE_READ, read_format GROUP|ID). */
+static struct fb *fb_group_start(void)
+{
+        struct fb *f = fb_pipe_start(PERF_COUNT_HW_CPU_CYCLES);
+        uint32_t type = PERF_TYPE_HARDWARE;
+        uint64_t st = FB_GROUP_ST, rf = FB_GROUP_RF;
+        memcpy(f->b + FB_PIPE_ATTR_AT, &type, 4);
+        memcpy(f->b + FB_PIPE_ATTR_AT + 24, &st, 8);
+        memcpy(f->b + FB_PIPE_ATTR_AT + 32, &rf, 8);
+        return f;
+}
+
 /* PERF_SAMPLE_READ of a group (read_format GROUP|ID): the leader's sample carries the other
    members' counts as the PMCInterrupt's counters. */
 static void test_group_read(void **state)
 {
         (void)state;
-        struct fb *f = fb_pipe_start(PERF_COUNT_HW_CPU_CYCLES);
-        const uint32_t a = FB_PIPE_ATTR_AT;
-        uint32_t type = PERF_TYPE_HARDWARE;
-        uint64_t st = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-                      PERF_SAMPLE_READ,
-                 rf = PERF_FORMAT_GROUP | PERF_FORMAT_ID;
-        memcpy(f->b + a, &type, 4);
-        memcpy(f->b + a + 24, &st, 8);
-        memcpy(f->b + a + 32, &rf, 8);
+        struct fb *f = fb_group_start();
         for (uint32_t i = 0; i < 2; i++) {
                 fb_u32(f, PERF_RECORD_SAMPLE);
                 fb_u16(f, PERF_RECORD_MISC_USER);
@@ -1428,15 +1439,7 @@ static void test_group_read(void **state)
 static void test_leader_sampled_group(void **state)
 {
         (void)state;
-        struct fb *f = fb_pipe_start(PERF_COUNT_HW_CPU_CYCLES);
-        const uint32_t a = FB_PIPE_ATTR_AT;
-        uint32_t type = PERF_TYPE_HARDWARE;
-        uint64_t st = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-                      PERF_SAMPLE_READ,
-                 rf = PERF_FORMAT_GROUP | PERF_FORMAT_ID;
-        memcpy(f->b + a, &type, 4);
-        memcpy(f->b + a + 24, &st, 8);
-        memcpy(f->b + a + 32, &rf, 8);
+        struct fb *f = fb_group_start();
         /* the members: instructions and page-faults, no period, their group read */
         static const struct {
                 uint32_t type;
@@ -1451,6 +1454,7 @@ static void test_leader_sampled_group(void **state)
                 fb_attr_of(f, 112, members[m].type, members[m].config);
                 uint64_t zero = 0;
                 memcpy(f->b + at + 16, &zero, 8);
+                uint64_t st = FB_GROUP_ST, rf = FB_GROUP_RF;
                 memcpy(f->b + at + 24, &st, 8);
                 memcpy(f->b + at + 32, &rf, 8);
                 fb_u64(f, 101 + m);
