@@ -1604,32 +1604,44 @@ static void test_kernel_map_and_unnamed_thread(void **state)
         free(f);
 }
 
-/* An MMAP2 of the kernel's (pid -1) with a build-id (perf record --buildid-mmap's form), its
-   protection bits prot, at time 900. */
-static void fb_kernel_mmap2(struct fb *f, const char *path, uint64_t start, uint64_t len,
-                            uint64_t pgoff, uint8_t id_byte, uint32_t prot)
+/* An MMAP2 of process pid (the kernel's: UINT32_MAX) with misc, at time 900: with a build-id of
+   20 bytes id_byte where misc has PERF_RECORD_MISC_MMAP_BUILD_ID (perf record --buildid-mmap's
+   form), else device and inode 0; protection bits prot, MAP_PRIVATE. */
+static void fb_mmap2(struct fb *f, uint32_t pid, uint16_t misc, const char *path, uint64_t start,
+                     uint64_t len, uint64_t pgoff, uint8_t id_byte, uint32_t prot)
 {
         const uint16_t name_room = (uint16_t)((strlen(path) + 8) & ~7u);
         fb_u32(f, PERF_RECORD_MMAP2);
-        fb_u16(f, PERF_RECORD_MISC_KERNEL | PERF_RECORD_MISC_MMAP_BUILD_ID);
+        fb_u16(f, misc);
         fb_u16(f, (uint16_t)(8 + 8 + 24 + 24 + 8 + name_room + 24));
-        fb_u32(f, UINT32_MAX);
-        fb_u32(f, 0);
+        fb_u32(f, pid);
+        fb_u32(f, pid == UINT32_MAX ? 0 : pid);
         fb_u64(f, start);
         fb_u64(f, len);
         fb_u64(f, pgoff);
-        uint8_t bid[24] = {20};
-        memset(bid + 4, id_byte, 20);
+        uint8_t bid[24] = {0};
+        if (misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+                bid[0] = 20;
+                memset(bid + 4, id_byte, 20);
+        }
         fb_put(f, bid, 24);
         fb_u32(f, prot);
-        fb_u32(f, 0); /* flags */
+        fb_u32(f, 2); /* flags: MAP_PRIVATE */
         uint8_t name[128] = {0};
         memcpy(name, path, strlen(path));
         fb_put(f, name, name_room);
-        fb_u32(f, UINT32_MAX); /* sample_id: pid, tid, time, identifier */
-        fb_u32(f, 0);
+        fb_u32(f, pid); /* sample_id: pid, tid, time, identifier */
+        fb_u32(f, pid == UINT32_MAX ? 0 : pid);
         fb_u64(f, 900);
         fb_u64(f, 100);
+}
+
+/* A kernel map (pid -1) with a build-id of 20 bytes id_byte. */
+static void fb_kernel_mmap2(struct fb *f, const char *path, uint64_t start, uint64_t len,
+                            uint64_t pgoff, uint8_t id_byte, uint32_t prot)
+{
+        fb_mmap2(f, UINT32_MAX, PERF_RECORD_MISC_KERNEL | PERF_RECORD_MISC_MMAP_BUILD_ID, path,
+                 start, len, pgoff, id_byte, prot);
 }
 
 /* perf 6.17 with build-ids in its maps: the kernel's and its modules' maps synthesized with no
@@ -1714,29 +1726,9 @@ static void test_map_without_prot(void **state)
         } maps[] = {{"[vdso]", 0x7ffdd3de9000ull, PERF_RECORD_MISC_USER},
                     {"/tmp/data.bin", 0x7ffdd3e00000ull,
                      PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_DATA}};
-        for (uint32_t i = 0; i < 2; i++) {
-                const uint16_t name_room = (uint16_t)((strlen(maps[i].path) + 8) & ~7u);
-                fb_u32(f, PERF_RECORD_MMAP2);
-                fb_u16(f, maps[i].misc);
-                fb_u16(f, (uint16_t)(8 + 8 + 24 + 24 + 8 + name_room + 24));
-                fb_u32(f, 42);
-                fb_u32(f, 42);
-                fb_u64(f, maps[i].start);
-                fb_u64(f, 0x2000);
-                fb_u64(f, maps[i].start);
-                fb_u64(f, 0); /* maj, min */
-                fb_u64(f, 0); /* ino */
-                fb_u64(f, 0); /* ino_generation */
-                fb_u32(f, 0); /* prot: none */
-                fb_u32(f, 2); /* flags: MAP_PRIVATE */
-                uint8_t name[32] = {0};
-                memcpy(name, maps[i].path, strlen(maps[i].path));
-                fb_put(f, name, name_room);
-                fb_u32(f, 42); /* sample_id: pid, tid, time, identifier */
-                fb_u32(f, 42);
-                fb_u64(f, 900);
-                fb_u64(f, 100);
-        }
+        for (uint32_t i = 0; i < 2; i++)
+                fb_mmap2(f, 42, maps[i].misc, maps[i].path, maps[i].start, 0x2000, maps[i].start, 0,
+                         0);
         fb_sample(f, 100, 0x7ffdd3de993c);
         struct converted cv;
         struct etl_reader *r = convert_fb(f, "noprot", &cv);
