@@ -1511,6 +1511,24 @@ static void test_leader_sampled_group(void **state)
         free(f);
 }
 
+/* A pipe's BUILD_ID record of a kernel-mode path (pid -1): 20 bytes id_byte, the id's size
+   where perf 5.x and later write it (0: none, perf 4.x's). */
+static void fb_kernel_build_id(struct fb *f, const char *path, uint8_t id_byte, uint8_t size_byte)
+{
+        uint8_t rec[128] = {0};
+        uint16_t size = (uint16_t)(36 + ((strlen(path) + 8) & ~7u));
+        uint32_t type = PERF_DATA_HEADER_BUILD_ID, pid = UINT32_MAX;
+        uint16_t misc = PERF_RECORD_MISC_KERNEL;
+        memcpy(rec, &type, 4);
+        memcpy(rec + 4, &misc, 2);
+        memcpy(rec + 6, &size, 2);
+        memcpy(rec + 8, &pid, 4);
+        memset(rec + 12, id_byte, 20);
+        rec[32] = size_byte;
+        memcpy(rec + 36, path, strlen(path));
+        fb_put(f, rec, size);
+}
+
 /* A recorded 64-bit kernel's map said to start at a 32-bit address (perf 3.8's, an address
    rewritten: quipper's perf.data.busy.1-3.8) starts at its symbol (_text), so that an
    anonymous user address below is no kernel's; its build-id is the one perf record gave the
@@ -1525,19 +1543,8 @@ static void test_kernel_map_and_unnamed_thread(void **state)
         /* the kernel's build-id under the vmlinux perf record found, after a module's */
         static const char *const bid_paths[] = {"/lib/modules/6.6.7/kernel/fs/ext4/ext4.ko.zst",
                                                 "/lib/modules/6.6.7/build/vmlinux"};
-        for (uint32_t i = 0; i < 2; i++) {
-                uint8_t rec[128] = {0};
-                uint16_t size = (uint16_t)(36 + ((strlen(bid_paths[i]) + 8) & ~7u));
-                uint32_t type = PERF_DATA_HEADER_BUILD_ID, pid = UINT32_MAX;
-                uint16_t misc = PERF_RECORD_MISC_KERNEL;
-                memcpy(rec, &type, 4);
-                memcpy(rec + 4, &misc, 2);
-                memcpy(rec + 6, &size, 2);
-                memcpy(rec + 8, &pid, 4);
-                memset(rec + 12, 0x40 + (int)i, 20);
-                memcpy(rec + 36, bid_paths[i], strlen(bid_paths[i]));
-                fb_put(f, rec, size);
-        }
+        for (uint32_t i = 0; i < 2; i++)
+                fb_kernel_build_id(f, bid_paths[i], (uint8_t)(0x40 + i), 0);
         static const char kname[] = "[kernel.kallsyms]_text";
         const uint16_t name_room = (sizeof(kname) + 7) & ~7u;
         fb_u32(f, PERF_RECORD_MMAP);
@@ -1658,20 +1665,7 @@ static void test_buildid_mmap_kernel_maps(void **state)
         flags |= 1ull << 34; /* build_id: its maps carry build-ids */
         memcpy(f->b + FB_PIPE_ATTR_AT + 40, &flags, 8);
         static const char nvidia[] = "/lib/modules/6.17.0/kernel/nvidia-580-open/nvidia.ko";
-        {
-                uint8_t rec[128] = {0};
-                uint16_t size = (uint16_t)(36 + ((sizeof(nvidia) - 1 + 8) & ~7u));
-                uint32_t type = PERF_DATA_HEADER_BUILD_ID, pid = UINT32_MAX;
-                uint16_t misc = PERF_RECORD_MISC_KERNEL;
-                memcpy(rec, &type, 4);
-                memcpy(rec + 4, &misc, 2);
-                memcpy(rec + 6, &size, 2);
-                memcpy(rec + 8, &pid, 4);
-                memset(rec + 12, 0x52, 20);
-                rec[32] = 20; /* perf 5.x and later: the id's size, then reserved */
-                memcpy(rec + 36, nvidia, sizeof(nvidia));
-                fb_put(f, rec, size);
-        }
+        fb_kernel_build_id(f, nvidia, 0x52, 20); /* perf 5.x and later: the id's size */
         fb_kernel_mmap2(f, "[kernel.kallsyms]_text", 0xffffffffb7000000ull, 0x2a8a580,
                         0xffffffffb7000000ull, 0x33, 0);
         fb_kernel_mmap2(f, "[hid_generic]", 0xffffffffc0600000ull, 0x1000, 0, 0x31, 0);
