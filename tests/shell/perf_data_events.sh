@@ -102,26 +102,36 @@ if perf_record "$tmp/comm.data" "$tmp/comm.rec.err" -e cpu-clock -F 2000 -- sh -
          dd if=/dev/zero of=/dev/null bs=1 count=300000 2>/dev/null; wait'; then
         "$ETWTOP" --replay "$tmp/comm.data" -b -s comm,sym --top 3 >"$tmp/comm.txt" 2>/dev/null
         check "comm: replay exits 0" [ $? = 0 ]
-        nr_pids=$(perf script -i "$tmp/comm.data" -F comm,pid 2>/dev/null | awk '$1 == "dd" {print $2}' |
-                sort -u | wc -l)
-        # etwtop's rows: samples, process, function (a symbol or module+0x...)
-        sed -n '/^Hot functions (Timer/,/^$/p' "$tmp/comm.txt" | awk 'NF >= 7 && $3 ~ /^[0-9]+$/ {print $3, $6, $7}' \
-                >"$tmp/comm.etw"
-        perf report -i "$tmp/comm.data" -n --sort comm,sym --stdio -g none 2>/dev/null |
-                awk '/^ +[0-9.]+%/ {n = $2; c = $3; s = $NF; print n, c, s}' >"$tmp/comm.perf"
-        nr=0
-        while read -r n c fn; do
-                sym=${fn##*+}
-                # perf's symbol, or its [.] 0x... where etwtop says module+0x...
-                want=$(awk -v c="$c" -v s="$fn" -v o="$sym" '$2 == c && ($3 == s ||
-                        ($3 ~ /^0x/ && sprintf("0x%x", strtonum($3)) == o)) {print $1; exit}' "$tmp/comm.perf")
-                check "comm: $c $fn: $n samples, perf report's (${want:-none})" [ "${want:-x}" = "$n" ]
-                nr=$((nr + 1))
-        done <"$tmp/comm.etw"
-        check "comm: two processes named dd ($nr_pids), the top rows compared ($nr)" \
-                [ "$nr_pids" -ge 2 -a "$nr" -ge 1 ]
+        # perf's side, where perf 6.1 can read its own file (it sometimes aborts on an assertion
+        # in util/build-id.c, as it records)
+        if perf script -i "$tmp/comm.data" -F comm,pid >"$tmp/comm.pids" 2>/dev/null &&
+                perf report -i "$tmp/comm.data" -n --sort comm,sym --stdio -g none \
+                        >"$tmp/comm.report" 2>/dev/null; then
+                nr_pids=$(awk '$1 == "dd" {print $2}' "$tmp/comm.pids" | sort -u | wc -l)
+                # etwtop's rows: samples, process, function (a symbol or module+0x...)
+                sed -n '/^Hot functions (Timer/,/^$/p' "$tmp/comm.txt" |
+                        awk 'NF >= 7 && $3 ~ /^[0-9]+$/ {print $3, $6, $7}' >"$tmp/comm.etw"
+                awk '/^ +[0-9.]+%/ {n = $2; c = $3; s = $NF; print n, c, s}' "$tmp/comm.report" \
+                        >"$tmp/comm.perf"
+                nr=0
+                while read -r n c fn; do
+                        sym=${fn##*+}
+                        # perf's symbol, or its [.] 0x... where etwtop says module+0x...
+                        want=$(awk -v c="$c" -v s="$fn" -v o="$sym" '$2 == c && ($3 == s ||
+                                ($3 ~ /^0x/ && sprintf("0x%x", strtonum($3)) == o)) {print $1; exit}' \
+                                "$tmp/comm.perf")
+                        check "comm: $c $fn: $n samples, perf report's (${want:-none})" \
+                                [ "${want:-x}" = "$n" ]
+                        nr=$((nr + 1))
+                done <"$tmp/comm.etw"
+                check "comm: two processes named dd ($nr_pids), the top rows compared ($nr)" \
+                        [ "$nr_pids" -ge 2 -a "$nr" -ge 1 ]
+        else
+                skip "comm: perf cannot read the recording"
+        fi
         check "comm: no process name twice for a function" \
-                eval "[ -z \"\$(awk '{print \$2, \$3}' '$tmp/comm.etw' | sort | uniq -d)\" ]"
+                eval "[ -z \"\$(sed -n '/^Hot functions (Timer/,/^\$/p' '$tmp/comm.txt' |
+                        awk 'NF >= 7 && \$3 ~ /^[0-9]+\$/ {print \$6, \$7}' | sort | uniq -d)\" ]"
 else
         skip "comm: perf record failed: $(head -c 200 "$tmp/comm.rec.err")"
 fi
