@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "model/hot.h"
+#include "util/hash.h"
 #include "model/profile.h"
 #include "model/switches.h"
 
@@ -28,10 +29,7 @@ static uint32_t comm_key(void *ctx, uint32_t pid)
                                 (void)comm_key(k, old[i]);
                 free(old);
         }
-        uint32_t h = 2166136261u;
-        for (const char *c = name; *c; c++)
-                h = (h ^ (uint8_t)*c) * 16777619u;
-        for (uint32_t j = h & k->mask;; j = (j + 1) & k->mask) {
+        for (uint32_t j = (uint32_t)hash_str(name) & k->mask;; j = (j + 1) & k->mask) {
                 if (!k->pids[j]) {
                         k->pids[j] = pid;
                         k->nr++;

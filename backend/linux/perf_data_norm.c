@@ -12,6 +12,7 @@
 
 #include "le_bytes.h"
 #include "perf_data_int.h"
+#include "util/hash.h"
 #include "util/xalloc.h"
 
 #define TRAILER_BITS                                                                               \
@@ -319,9 +320,7 @@ static void module_map_build_id(struct conv_state *cs, uint8_t *rec, uint32_t en
                 memcpy(id, b->id, rec[40]);
                 return;
         }
-        uint64_t h = 14695981039346656037ull;
-        for (size_t i = 0; i < len; i++)
-                h = (h ^ (uint8_t)path[i]) * 1099511628211ull;
+        uint64_t h = hash_fnv1a(path, len, HASH_FNV_OFFSET);
         if (!cs->module_bid_size) {
                 cs->module_bid_size = (uint8_t)size;
                 memcpy(cs->module_bid, id, size);
@@ -344,11 +343,6 @@ static void mmap2_as_live(struct conv_state *cs, uint8_t *rec, uint32_t end)
                 return;
         le_put32(rec + 8, 0);
         le_put32(rec + 12, 0);
-        /* perf 5.12 and later, with build-ids in its maps (--buildid-mmap, the default of some
-           distributions' perf), synthesize the kernel's and its modules' maps with no
-           protection bits ("---p"): they are code all the same */
-        if (!(le_get32(rec + 64) & PROT_EXEC))
-                le_put32(rec + 64, le_get32(rec + 64) | PROT_READ | PROT_EXEC);
         char *name = (char *)rec + 72;
         size_t room = end - 72;
         if (room < sizeof(kernel) || strncmp(name, kernel, sizeof(kernel) - 1) != 0) {
