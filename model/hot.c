@@ -935,7 +935,7 @@ void hot_event(struct hot *h, const struct kevent *ev)
                 uint32_t s = ev->profile_interval.source, i = 0;
                 while (i < h->nr_declared && h->declared[i] != s)
                         i++;
-                if (i == h->nr_declared && i < MAX_SOURCES && s <= UINT16_MAX)
+                if (i == h->nr_declared && i < MAX_DECLARED && s <= UINT16_MAX)
                         h->declared[h->nr_declared++] = (uint16_t)s;
                 break;
         }

@@ -14,7 +14,8 @@
 #include "unplaced.h"
 
 #define MAX_CPUS       1024
-#define MAX_SOURCES    16
+#define MAX_SOURCES    AGG_MAX_SOURCES
+#define MAX_DECLARED   4096 /* a perf.data's events (perf_data.c's MAX_EVENTS) */
 #define MAX_STACK_KEYS 256
 #define SEEN_SLOTS     1024 /* > 2 * MAX_STACK_KEYS: probes stay short */
 /* process ends remembered over two refreshes; the unplaced places of the rest wait for
@@ -210,7 +211,7 @@ struct hot {
         uint32_t nr_sources;
         /* the sources in the order the trace's CollectionStart (SetInterval) events name them: a
            perf.data's in its events' order, as perf report lists them (hot_sources) */
-        uint16_t declared[MAX_SOURCES];
+        uint16_t declared[MAX_DECLARED];
         uint32_t nr_declared;
         uint64_t nr_stacks;
         struct pending pend[MAX_CPUS];

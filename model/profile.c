@@ -68,22 +68,28 @@ void profile_free(struct profile *p)
         stack_join_free(p->join);
         sym_feed_free(p->feed);
         sym_store_free(p->store);
+        free(p->trace.source_names);
         free(p);
 }
 
-/* A CollectionStart's source: its interval, and its name where ETW has none. */
+/* A CollectionStart's source: its interval, and its name (a perf.data event's own, "cycles:u",
+   also for a source ETW names: profile_source_name titles that one by ETW's name, --source
+   takes both). */
 static void remember_source(struct profile_trace *t, uint32_t source, const char *name,
                             uint32_t interval)
 {
         if (source > UINT16_MAX)
                 return;
-        if (!name || kevent_pmc_source_name(source))
+        if (!name)
                 name = "";
         uint32_t i = 0;
         while (i < t->nr_source_names && t->source_names[i].source != source)
                 i++;
-        if (i == sizeof(t->source_names) / sizeof(t->source_names[0]))
-                return;
+        if (i == t->cap_source_names) {
+                t->cap_source_names = t->cap_source_names ? 2 * t->cap_source_names : 8;
+                t->source_names =
+                        xrealloc(t->source_names, t->cap_source_names * sizeof(*t->source_names));
+        }
         t->source_names[i].source = (uint16_t)source;
         snprintf(t->source_names[i].name, sizeof(t->source_names[i].name), "%s", name);
         t->source_names[i].interval = interval;
@@ -348,6 +354,8 @@ void profile_event(struct profile *p, const struct kevent *ev)
                 p->scope_pid = p->trace.traced_pid;
                 apply_zoom(p);
         }
+        if ((ev->type == KEV_PROCESS || ev->type == KEV_IMAGE) && !stack_join_is_idle(p->join))
+                stack_join_before(p->join, ev, to_samples, p);
         sym_feed_event(p->feed, ev);
         if (ev->type == KEV_SESSION_CPU)
                 stack_join_set_whole(p->join, true); /* etwtop's trace: whole stacks */
@@ -396,8 +404,12 @@ void profile_restart(struct profile *p)
         switches_reset(p->switches);
         events_table_reset(p->events);
         uint64_t lost_session = p->trace.nr_lost_session;
+        struct profile_source_label *names = p->trace.source_names;
+        uint32_t cap_names = p->trace.cap_source_names;
         memset(&p->trace, 0, sizeof(p->trace));
         p->trace.nr_lost_session = lost_session;
+        p->trace.source_names = names; /* kept for the next reading, emptied */
+        p->trace.cap_source_names = cap_names;
 }
 
 void profile_zoom(struct profile *p, uint32_t pid)

@@ -207,6 +207,42 @@ static bool join_part(struct stack_join *j, const struct kevent *ev, stack_join_
         return false;
 }
 
+/* The process whose mappings ev takes away or replaces (its end, an image's unload, a second
+   start of its pid: a new program, as a perf.data's exec converts), or UINT32_MAX: a sample
+   waiting in it must be placed in the mappings it was taken in, before they go. */
+static uint32_t remapped_pid(const struct kevent *ev)
+{
+        if (ev->type == KEV_PROCESS &&
+            (ev->process.phase == KEV_PHASE_START || ev->process.phase == KEV_PHASE_END ||
+             ev->process.phase == KEV_PHASE_DEFUNCT))
+                return ev->process.pid;
+        if (ev->type == KEV_IMAGE && ev->image.phase == KEV_PHASE_END)
+                return ev->image.pid;
+        return UINT32_MAX;
+}
+
+/* pid's waiting samples go on with the parts they have, in their order. */
+static void release_process(struct stack_join *j, uint32_t pid, stack_join_emit_fn emit, void *ctx)
+{
+        for (uint32_t k = 0; k < j->count;) {
+                struct waiting *w = at(j, k);
+                if (w->sample.pid != pid) {
+                        k++;
+                        continue;
+                }
+                emit_joined(j, w, NULL, emit, ctx);
+                remove_at(j, k);
+        }
+}
+
+void stack_join_before(struct stack_join *j, const struct kevent *ev, stack_join_emit_fn emit,
+                       void *ctx)
+{
+        uint32_t pid = j->count ? remapped_pid(ev) : UINT32_MAX;
+        if (pid != UINT32_MAX)
+                release_process(j, pid, emit, ctx);
+}
+
 void stack_join_event(struct stack_join *j, const struct kevent *ev, stack_join_emit_fn emit,
                       void *ctx)
 {

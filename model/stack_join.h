@@ -24,6 +24,14 @@ void stack_join_free(struct stack_join *j); /* NULL is fine */
 /* Stacks come whole (etwtop's traces, told by their SessionCpu events): nothing waits. */
 void stack_join_set_whole(struct stack_join *j, bool is_whole);
 
+/* Before ev reaches the symbol store: where it takes a process's mappings away or replaces
+   them (the process's end, an image's unload, a new program in it), that process's waiting
+   samples go on first, through emit, to be placed in the mappings they were taken in (a
+   perf.data read from standard input placed a forked child's samples, taken before its exec,
+   in no image: the exec's new mappings had come before them). */
+void stack_join_before(struct stack_join *j, const struct kevent *ev, stack_join_emit_fn emit,
+                       void *ctx);
+
 /* An event in; out through emit: the events that wait for nothing at once, a sample with its
    joined stack right after it when it is complete, in the order they complete. */
 void stack_join_event(struct stack_join *j, const struct kevent *ev, stack_join_emit_fn emit,

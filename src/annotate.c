@@ -880,8 +880,8 @@ static void append(char *err, size_t err_size, size_t *len, const char *fmt, ...
 static void explain_no_match(struct profile *p, const char *want, char *err, size_t err_size)
 {
         struct sym_store *st = profile_store(p);
-        uint16_t sources[16];
-        uint32_t nr_sources = hot_sources(profile_hot(p), sources, 16);
+        uint16_t sources[AGG_MAX_SOURCES];
+        uint32_t nr_sources = hot_sources(profile_hot(p), sources, AGG_MAX_SOURCES);
         uint32_t nr_similar = 0, similar[3], nr_notes = 0, notes[2] = {0};
         size_t len = strlen(err);
         const char *bang = strchr(want, '!');
@@ -925,8 +925,8 @@ int annotate_print(struct profile *p, const char *function, uint32_t nr_top, str
                    char *err, size_t err_size)
 {
         struct sym_store *st = profile_store(p);
-        uint16_t sources[16];
-        uint32_t nr_sources = hot_sources(profile_hot(p), sources, 16);
+        uint16_t sources[AGG_MAX_SOURCES];
+        uint32_t nr_sources = hot_sources(profile_hot(p), sources, AGG_MAX_SOURCES);
         struct match *m = NULL;
         uint32_t nr = 0, cap = 0;
         for (uint32_t s = 0; s < nr_sources; s++) {

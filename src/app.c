@@ -157,8 +157,8 @@ void app_build_tables(struct app *a)
         profile_catch_up(a->profile);
         /* the source the functions view shows: the one chosen while the trace has it, else the
            first seen (a perf.data's PMC events have no timer) */
-        uint16_t sources[64];
-        uint32_t nr = hot_sources(profile_hot(a->profile), sources, 64);
+        uint16_t sources[AGG_MAX_SOURCES];
+        uint32_t nr = hot_sources(profile_hot(a->profile), sources, AGG_MAX_SOURCES);
         uint16_t shown = nr ? sources[0] : HOT_SOURCE_TIMER;
         int named = a->o->source && a->source_chosen < 0
                             ? source_pick(a->profile, sources, nr, a->o->source)
@@ -263,9 +263,9 @@ static void apply_edit(struct app *a)
 /* S: the source after the one shown, in hot_sources' order (the trace's declared order). */
 static void next_source(struct app *a)
 {
-        uint16_t sources[64];
+        uint16_t sources[AGG_MAX_SOURCES];
         char name[64];
-        uint32_t nr = hot_sources(profile_hot(a->profile), sources, 64), i = 0;
+        uint32_t nr = hot_sources(profile_hot(a->profile), sources, AGG_MAX_SOURCES), i = 0;
         while (i < nr && sources[i] != a->source_shown)
                 i++;
         if (nr > 1) {

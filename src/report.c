@@ -186,8 +186,8 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
         /* --source: that source's tables alone */
         int32_t only = -1;
         if (opts->source) {
-                uint16_t sources[16];
-                uint32_t nr_sources = hot_sources(profile_hot(p), sources, 16);
+                uint16_t sources[AGG_MAX_SOURCES];
+                uint32_t nr_sources = hot_sources(profile_hot(p), sources, AGG_MAX_SOURCES);
                 int picked = source_pick(p, sources, nr_sources, opts->source);
                 if (picked >= 0) {
                         only = sources[picked];

@@ -25,30 +25,41 @@ static const struct {
         {"branch-misses", "BranchMispredictions"},
 };
 
-bool source_pick_matches(const struct profile *p, uint16_t source, const char *name)
+/* How name names source: 1, the name its views title it with (Timer, TotalCycles, a raw
+   event's own); 2, the perf.data event's own name, as the file gives it and its CollectionStart
+   keeps it ("cycles:u", "task-clock"); 3, perf's generic name of an ETW source ("cycles" for
+   TotalCycles); 0: not at all. */
+static int match_rank(const struct profile *p, uint16_t source, const char *name)
 {
         char buf[64];
         const char *etw = profile_source_name(p, source, buf, sizeof(buf));
         if (!strcasecmp(etw, name))
-                return true;
-        for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
-                if (!strcasecmp(aliases[i].perf, name) && !strcmp(aliases[i].etw, etw))
-                        return true;
-        /* a perf.data event's own name, as its CollectionStart gives it ("cycles:u") */
+                return 1;
         const struct profile_trace *t = profile_trace(p);
         for (uint32_t i = 0; i < t->nr_source_names; i++)
                 if (t->source_names[i].source == source &&
                     !strcasecmp(t->source_names[i].name, name))
-                        return true;
-        return false;
+                        return 2;
+        for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
+                if (!strcasecmp(aliases[i].perf, name) && !strcmp(aliases[i].etw, etw))
+                        return 3;
+        return 0;
 }
 
+/* The closest match wins: with cpu-clock and task-clock both recorded, the first is ETW's
+   Timer and the second a source of its own, and "task-clock" names the second by its own
+   name before the alias that would name the Timer. */
 int source_pick(const struct profile *p, const uint16_t *sources, uint32_t nr, const char *name)
 {
-        for (uint32_t i = 0; i < nr; i++)
-                if (source_pick_matches(p, sources[i], name))
-                        return (int)i;
-        return -1;
+        int best = -1, best_rank = 0;
+        for (uint32_t i = 0; i < nr; i++) {
+                int r = match_rank(p, sources[i], name);
+                if (r && (!best_rank || r < best_rank)) {
+                        best = (int)i;
+                        best_rank = r;
+                }
+        }
+        return best;
 }
 
 void source_pick_list(const struct profile *p, const uint16_t *sources, uint32_t nr, char *buf,

@@ -11,9 +11,8 @@
 
 #include "model/profile.h"
 
-/* Whether name (case aside) names source in p's trace. */
-bool source_pick_matches(const struct profile *p, uint16_t source, const char *name);
-/* The index in sources[0..nr) of the one name names; -1: none. */
+/* The index in sources[0..nr) of the one name (case aside) names, the closest match first (ETW's
+   title, then the event's own name, then perf's generic name of an ETW source); -1: none. */
 int source_pick(const struct profile *p, const uint16_t *sources, uint32_t nr, const char *name);
 /* "Timer, TotalCycles, InstructionRetired": the names of sources[0..nr), into buf. */
 void source_pick_list(const struct profile *p, const uint16_t *sources, uint32_t nr, char *buf,

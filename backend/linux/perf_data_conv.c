@@ -377,9 +377,17 @@ static void write_start_events(struct perf_conv *c, struct file_hooks *h, uint32
                 perf_data_conv_event_of(h->cs->pd, i, &tmp, name, sizeof(name));
                 const struct perf_event_attr *a = &perf_data_event(h->cs->pd, i)->attr;
                 uint32_t iv = event_interval(h->cs, i, a, ev->kind == PERF_CONV_PROFILE);
+                /* the CollectionStart keeps the event's name as the file gives it ("cycles:u",
+                   "task-clock"), which --source takes; the views title an ETW source by its
+                   number (TotalCycles), and PMCCounterConfig lists ETW's names */
+                char own[256];
+                const char *start_name = name;
+                if (ev->profile_source < OWN_SOURCE_BASE)
+                        start_name = perf_data_event_name(perf_data_event(h->cs->pd, i), own,
+                                                          sizeof(own));
                 hook_emit(h, 0, rec,
                           perf_etw_profile_interval(rec, PERFINFO_LOG_TYPE_SAMPLED_PROFILE_DC_START,
-                                                    t0, ev->profile_source, iv, iv, name));
+                                                    t0, ev->profile_source, iv, iv, start_name));
                 if (ev->kind == PERF_CONV_PMC_SAMPLE && nr_pmc < 8) {
                         snprintf(bufs[nr_pmc], sizeof(bufs[nr_pmc]), "%s", name);
                         names[nr_pmc] = bufs[nr_pmc];

@@ -51,31 +51,52 @@ void perf_data_origin(const struct perf_data *pd, char *buf, size_t size)
                 appendf(buf, size, &len, ", %s", in->cpudesc);
         else if (in->cpuid)
                 appendf(buf, size, &len, ", %s", in->cpuid);
+        /* the events as far as they fit before the command line (a third of the room at
+           most): `perf record -e 'syscalls:*'` has hundreds; --dump's CollectionStarts name
+           every one */
+        size_t cmd_room = in->cmdline ? strlen(in->cmdline) + 11 : 0;
+        if (cmd_room > size / 3)
+                cmd_room = size / 3;
+        size_t limit = size - 1 > cmd_room + 32 ? size - 1 - cmd_room - 32 : 0;
         const char *sep = "; events: ";
-        for (uint32_t i = 0; i < perf_data_nr_events(pd); i++) {
+        uint32_t nr = perf_data_nr_events(pd), nr_left = 0;
+        for (uint32_t i = 0; i < nr; i++) {
                 const struct perf_data_event *ev = perf_data_event(pd, i);
                 if (ev->attr.type == PERF_TYPE_SOFTWARE && ev->attr.config == PERF_COUNT_SW_DUMMY)
                         continue;
-                char name[64];
+                if (nr_left) {
+                        nr_left++;
+                        continue;
+                }
+                char part[192], name[64];
+                size_t n = 0;
                 perf_data_event_name(ev, name, sizeof(name));
-                appendf(buf, size, &len, "%s%s", sep, name);
-                sep = ", ";
+                appendf(part, sizeof(part), &n, "%s%s", sep, name);
                 if (ev->attr.freq && ev->attr.sample_freq)
-                        appendf(buf, size, &len, " (%llu Hz)",
+                        appendf(part, sizeof(part), &n, " (%llu Hz)",
                                 (unsigned long long)ev->attr.sample_freq);
                 else if (ev->attr.sample_period)
-                        appendf(buf, size, &len, " (period %llu)",
+                        appendf(part, sizeof(part), &n, " (period %llu)",
                                 (unsigned long long)ev->attr.sample_period);
                 else if (perf_data_sampling_leader(pd, i) >= 0) {
                         char leader[64];
                         perf_data_event_name(
                                 perf_data_event(pd, (uint32_t)perf_data_sampling_leader(pd, i)),
                                 leader, sizeof(leader));
-                        appendf(buf, size, &len, " (read at %s's samples)", leader);
+                        appendf(part, sizeof(part), &n, " (read at %s's samples)", leader);
                 } else {
-                        appendf(buf, size, &len, " (counted, not sampled)"); /* perf stat record */
+                        appendf(part, sizeof(part), &n,
+                                " (counted, not sampled)"); /* perf stat record */
                 }
+                if (len + n > limit && *sep == ',') {
+                        nr_left = 1;
+                        continue;
+                }
+                appendf(buf, size, &len, "%s", part);
+                sep = ", ";
         }
+        if (nr_left)
+                appendf(buf, size, &len, " and %u more", nr_left);
         if (in->cmdline)
                 appendf(buf, size, &len, "; command: %s", in->cmdline);
         /* the file's strings, shown on a terminal: no control characters */

@@ -389,6 +389,18 @@ static void mmap2_as_live(struct conv_state *cs, uint8_t *rec, uint32_t end)
 
 /* A side-band record: its body (MMAP grown into MMAP2, LOST_SAMPLES into LOST), then the
    trailer of its event's sample_type with the side-band twin's IDENTIFIER. */
+/* Whether no event of the file samples its time (perf record --no-timestamp, --per-thread):
+   then a FORK's or EXIT's own time would be the only one in the trace, and its records stay at
+   the start, as perf report's sample duration is 0. A pipe's attrs all come before its data. */
+static bool no_event_timed(const struct conv_state *cs)
+{
+        uint32_t n = perf_data_nr_events(cs->pd);
+        for (uint32_t i = 0; i < n; i++)
+                if (perf_data_event(cs->pd, i)->attr.sample_type & PERF_SAMPLE_TIME)
+                        return false;
+        return n > 0;
+}
+
 static void norm_sideband(struct conv_state *cs, const struct perf_data_record *r, uint32_t ev)
 {
         const struct perf_event_attr *a = &perf_data_event(cs->pd, ev)->attr;
@@ -404,10 +416,11 @@ static void norm_sideband(struct conv_state *cs, const struct perf_data_record *
         else
                 t.time = cs->last_time;
         uint32_t type = r->type;
+        bool untimed = (type == PERF_RECORD_FORK || type == PERF_RECORD_EXIT) && no_event_timed(cs);
         /* records that carry their own thread and time */
         if ((type == PERF_RECORD_FORK || type == PERF_RECORD_EXIT) && body_size >= 24) {
                 if (!tsize || !(st & PERF_SAMPLE_TIME))
-                        t.time = le_get64(body + 16);
+                        t.time = untimed ? 0 : le_get64(body + 16);
         }
         if (!tsize &&
             (type == PERF_RECORD_COMM || type == PERF_RECORD_MMAP || type == PERF_RECORD_MMAP2) &&
@@ -445,6 +458,9 @@ static void norm_sideband(struct conv_state *cs, const struct perf_data_record *
                 if (type == PERF_RECORD_MMAP || type == PERF_RECORD_LOST_SAMPLES)
                         return;
                 memcpy(q, body, body_size);
+                if ((type == PERF_RECORD_FORK || type == PERF_RECORD_EXIT) && untimed &&
+                    body_size >= 24)
+                        le_put64(q + 16, 0);
         }
         /* the build-id form only where the event asked for it: a kernel sets the misc bit of
            a record it shares between events when any of them asked (another session's), and

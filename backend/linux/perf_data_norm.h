@@ -13,7 +13,7 @@
 #include "perf_data_mem.h"
 
 #define SIDEBAND_ID_BASE 0x100000000ull /* + event index: the side-band twin's sample id */
-#define MAX_CONV_EVENTS  256u
+#define MAX_CONV_EVENTS  4096u          /* perf_data.c's MAX_EVENTS: every event a file may have */
 #define MAX_WRITER_CPUS  256u
 #define NR_TPS           4u /* tracepoint formats kept: sched_switch, sched_waking/wakeup, cpu_idle */
 

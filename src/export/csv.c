@@ -76,8 +76,8 @@ static int write_per_source(const struct export_ctx *x, int fd, const char *head
         struct outbuf *o = xmalloc(sizeof(*o));
         outbuf_init(o, fd);
         outbuf_puts(o, header);
-        uint16_t sources[16];
-        uint32_t nr_sources = hot_sources(profile_hot(p), sources, 16);
+        uint16_t sources[AGG_MAX_SOURCES];
+        uint32_t nr_sources = hot_sources(profile_hot(p), sources, AGG_MAX_SOURCES);
         for (uint32_t k = 0; k < nr_sources; k++) {
                 char sbuf[32];
                 rows(o, p, export_source_name(x, sources[k], sbuf, sizeof(sbuf)), sources[k],

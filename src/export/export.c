@@ -25,8 +25,8 @@
 uint32_t export_sources(const struct export_ctx *x, uint16_t *out)
 {
         const struct stack_set *s = x->samples;
-        uint16_t order[16];
-        uint32_t n = hot_sources(profile_hot(x->profile), order, 16), nr = 0;
+        uint16_t order[AGG_MAX_SOURCES];
+        uint32_t n = hot_sources(profile_hot(x->profile), order, AGG_MAX_SOURCES), nr = 0;
         bool is_out[sizeof(s->sources) / sizeof(s->sources[0])] = {false};
         for (uint32_t k = 0; k <= n; k++)
                 for (uint32_t i = 0; i < s->nr_sources && nr < 16; i++) {
@@ -45,7 +45,7 @@ const char *export_source_name(const struct export_ctx *x, uint16_t source, char
 
 bool export_main_source(const struct export_ctx *x, uint16_t *source)
 {
-        uint16_t order[16];
+        uint16_t order[AGG_MAX_SOURCES];
         if (!export_sources(x, order))
                 return false;
         *source = stack_set_source_index(x->samples, HOT_SOURCE_TIMER) >= 0 ? HOT_SOURCE_TIMER

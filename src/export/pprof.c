@@ -140,9 +140,9 @@ int export_write_pprof(const struct export_ctx *x, int fd)
                 (uint64_t)(profile_trace(p)->interval_100ns ? profile_trace(p)->interval_100ns
                                                             : DEFAULT_INTERVAL_100NS) *
                 100;
-        ValueType types[2 * 16 + 1], *type_ptrs[2 * 16 + 1];
-        int value_at[16]; /* per source of s->sources: its first value's index */
-        char names[16][32];
+        ValueType types[2 * AGG_MAX_SOURCES + 1], *type_ptrs[2 * AGG_MAX_SOURCES + 1];
+        int value_at[AGG_MAX_SOURCES]; /* per source of s->sources: its first value's index */
+        char names[AGG_MAX_SOURCES][64];
         uint32_t nt = 0;
         int64_t cpu_type = -1;
         for (uint32_t i = 0; i < s->nr_sources; i++) {
@@ -184,7 +184,7 @@ int export_write_pprof(const struct export_ctx *x, int fd)
                 /* no timer: the source the views show first (the trace's declared order: a
                    perf.data's first event, as perf report), else the first sampled */
                 pr.default_sample_type = types[0].type;
-                uint16_t order[16];
+                uint16_t order[AGG_MAX_SOURCES];
                 int first = export_sources(x, order) ? stack_set_source_index(s, order[0]) : -1;
                 if (first >= 0)
                         pr.default_sample_type = types[value_at[first]].type;

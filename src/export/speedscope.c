@@ -90,7 +90,7 @@ int export_write_speedscope(const struct export_ctx *x, int fd)
         outbuf_puts(o, "]},\n\"profiles\":[");
         /* a profile per source, in the order the views show them (the first one opens): the
            trace's declared order (a perf.data's events', perf report's), then the others */
-        uint16_t order[16];
+        uint16_t order[AGG_MAX_SOURCES];
         uint32_t n = export_sources(x, order);
         for (uint32_t i = 0; i < n; i++) {
                 if (i)

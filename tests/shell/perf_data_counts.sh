@@ -16,10 +16,14 @@ tmp=$(mktemp -d)
 trap "${KEEP_TMP:+:} rm -rf $tmp" EXIT
 . "$(dirname "$0")/../lib/check.sh"
 
-# perf's event names as ETW names its profile sources (doc/perf-data.md); others keep their own
+# perf's event names as ETW names its profile sources (doc/perf-data.md); others keep their own.
+# The file's first timer event ($first_timer, perf evlist's first cpu-clock or task-clock) is
+# ETW's Timer; another (cpu-clock and task-clock, cpu-clock:u and cpu-clock:k) keeps its name.
+first_timer=
 etw_name() {
-        awk '{
+        awk -v timer="$first_timer" '{
                 n = $1; sub(/:.*/, "", n)
+                if ((n == "cpu-clock" || n == "task-clock") && $1 != timer) { print; next }
                 # perf 6.4 and later name a hardware event by its PMU: cpu/cycles/Pu
                 if (n ~ /^cpu\/[a-z-]+\/[a-zA-Z]*$/) { split(n, pm, "/"); n = pm[2] }
                 m["cycles"] = "TotalCycles"; m["cpu-cycles"] = "TotalCycles"
@@ -91,6 +95,9 @@ for f in "$dir"/*; do
                 continue
         fi
 
+        first_timer=$(perf evlist -i "$f" 2>/dev/null | awk '{ n = $1; sub(/:.*/, "", n) }
+                n == "cpu-clock" || n == "task-clock" { print $1; exit }')
+
         # perf stat record's file: counts, no samples (perf script prints its counts' table)
         if grep -q "perf stat record's counts" "$tmp/$name.b" &&
                 ! perf report -D -i "$f" 2>/dev/null | grep -q 'PERF_RECORD_SAMPLE'; then
@@ -123,6 +130,15 @@ for f in "$dir"/*; do
         [ -z "$sched_evs" ] || not_hot="^(${sched_evs// /|})\$"
         check "$name: samples per event as perf script's ($(tr '\n' ' ' <"$tmp/$name.perf-counts"))" \
                 cmp -s "$tmp/$name.perf-counts" "$tmp/$name.etw-counts"
+        # --source takes each event by perf's name for it ("cycles:u", "task-clock"): that
+        # event's table alone, with perf script's count
+        for ev in $(sed 's/^ *//; s/: *$//' "$tmp/$name.events" | sort -u | grep -Ev "$not_hot"); do
+                want=$(echo "$ev" | etw_name | awk 'NR == FNR { k = $1; next } $1 == k { print $2 }' \
+                        - "$tmp/$name.perf-counts")
+                got=$("$ETWTOP" --replay "$f" -b --top 1 --source "$ev" 2>/dev/null |
+                        sed -n 's/^Hot functions (.*, \([0-9]*\) samples, by self.*/\1/p' | tr '\n' ' ')
+                check "$name: --source $ev: its table alone, $want samples ($got)" [ "$got" = "$want " ]
+        done
         # the tables in perf report's order of the events (the file's), not their first samples'
         # (a group's members, which perf report shows as one, are left out)
         perf report -i "$f" --stdio 2>/dev/null |
@@ -134,11 +150,22 @@ for f in "$dir"/*; do
                 check "$name: the tables in perf report's order ($(tr '\n' ' ' <"$tmp/$name.perf-order"))" \
                         cmp -s "$tmp/$name.perf-order" "$tmp/$name.etw-order"
         fi
-        # every event in the header (the hot functions' titles are ETW's names, never "PMC")
+        # every event in the header (the hot functions' titles are ETW's names, never "PMC"),
+        # or, where they do not all fit on its line (`-e 'syscalls:*'`), as many as perf
+        # evlist has said: those it names and "and N more"
         check "$name: no source titled PMC" eval "! grep -q '^Hot functions (PMC' '$tmp/$name.b'"
-        for ev in $(sed 's/^ *//; s/: *$//' "$tmp/$name.events" | sort -u); do
-                check "$name: the header names $ev" grep -q "events:.*$ev" "$tmp/$name.b"
-        done
+        more=$(head -1 "$tmp/$name.b" | sed -n 's/.* and \([0-9]*\) more; command: .*/\1/p')
+        if [ -n "$more" ]; then
+                named=$(head -1 "$tmp/$name.b" | sed 's/; command: .*//; s/.*; events: //' |
+                        tr ',' '\n' | grep -c .)
+                all=$(perf evlist -i "$f" 2>/dev/null | grep -v '^#' | grep -cv '^dummy')
+                check "$name: the header names $named events and $more more, perf evlist's $all" \
+                        [ $((named + more)) = "$all" ]
+        else
+                for ev in $(sed 's/^ *//; s/: *$//' "$tmp/$name.events" | sort -u); do
+                        check "$name: the header names $ev" grep -q "events:.*$ev" "$tmp/$name.b"
+                done
+        fi
 
         # samples per event and module (perf's dso, by its file name; two files of one name,
         # ~/.cargo/bin/cargo and a toolchain's, one row; a kernel module, which perf calls

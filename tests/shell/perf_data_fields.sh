@@ -59,6 +59,61 @@ kind cgroups --all-cgroups --namespaces
 kind counts -R -s --sample-cpu
 kind switches --switch-events
 
+# no times at all (--no-timestamp: the samples and the side-band records have none; a FORK's and
+# an EXIT's own times are the only ones): the samples as above, and the trace spans 0 s, as perf
+# report's sample duration is 0 (it spanned the uptime, the forks' times against 0)
+if record untimed --no-timestamp; then
+        check_file untimed
+        check "untimed: the trace spans 0 s ($(grep -o '[0-9.]* s, [0-9]* events' "$tmp/untimed.txt"))" \
+                grep -q ', 0\.000 s, [0-9]* events' "$tmp/untimed.txt"
+else
+        skip "untimed: perf record --no-timestamp failed: $(head -c 200 "$tmp/untimed.rec.err")"
+fi
+
+# two timer events (cpu-clock and task-clock; cpu-clock:u and cpu-clock:k): the first is ETW's
+# Timer, the second a source of its own, and --source takes each by perf's name for it (it took
+# the Timer for task-clock, nothing for cpu-clock:u)
+for evs in cpu-clock,task-clock cpu-clock:u,cpu-clock:k; do
+        n=timers_${evs//[,:]/_}
+        if perf_record "$tmp/$n.data" "$tmp/$n.rec.err" -e "$evs" -F 1000 -- \
+                perf bench sched pipe -l 20000 &&
+                perf script -i "$tmp/$n.data" -F event >"$tmp/$n.events" 2>/dev/null; then
+                for ev in ${evs//,/ }; do
+                        want=$(grep -c "^ *$ev: *\$" "$tmp/$n.events")
+                        got=$("$ETWTOP" --replay "$tmp/$n.data" -b -n 1 --source "$ev" 2>/dev/null |
+                                sed -n 's/^Hot functions (.*, \([0-9]*\) samples, by self.*/\1/p' |
+                                tr '\n' ' ')
+                        check "$n: --source $ev: its table alone (${got:-none}), perf script's ($want)" \
+                                [ "$want" -gt 0 -a "$got" = "$want " ]
+                done
+        else
+                skip "$n: perf record or perf script failed: $(head -c 200 "$tmp/$n.rec.err")"
+        fi
+done
+
+# hundreds of events (`-e 'syscalls:sys_enter_*'`: past the 256 the converter took, it converted
+# none, and the views counted 16 sources apart, the rest as the 16th): each sampled event's
+# table with perf script's count; read from standard input, the same tables (a forked child's
+# samples taken before its exec were of no image there: its exec's mappings came before them)
+if perf_record "$tmp/many.data" "$tmp/many.rec.err" -e 'syscalls:sys_enter_*' -- \
+        sh -c 'ls -la /usr/lib >/dev/null; cat /etc/hostname >/dev/null; date >/dev/null' &&
+        perf script -i "$tmp/many.data" -F event >"$tmp/many.events" 2>/dev/null; then
+        "$ETWTOP" --replay "$tmp/many.data" -b -n 1 >"$tmp/many.txt" 2>/dev/null
+        sed 's/^ *//; s/: *$//' "$tmp/many.events" | sort | uniq -c |
+                awk '{ print $2, $1 }' >"$tmp/many.want"
+        sed -n 's/^Hot functions (\(.*\), \([0-9]*\) samples, by self.*/\1 \2/p' "$tmp/many.txt" |
+                sort >"$tmp/many.got"
+        check "many: more than 16 events sampled ($(wc -l <"$tmp/many.want"))" \
+                [ "$(wc -l <"$tmp/many.want")" -gt 16 ]
+        check "many: each event's table, as perf script counts it ($(wc -l <"$tmp/many.got") tables)" \
+                cmp -s "$tmp/many.want" "$tmp/many.got"
+        "$ETWTOP" --replay - -b -n 1 <"$tmp/many.data" 2>/dev/null >"$tmp/many.stdin"
+        check "many: read from standard input, the same tables" \
+                cmp -s <(tail -n +2 "$tmp/many.txt") <(tail -n +2 "$tmp/many.stdin")
+else
+        skip "many: perf record -e 'syscalls:sys_enter_*' failed: $(head -c 200 "$tmp/many.rec.err")"
+fi
+
 # the other clocks a recording may take its times from (-k: the header's clock data maps them to
 # the wall clock): the samples as above, and the trace's start within the recording's wall time
 for clk in mono realtime boottime; do

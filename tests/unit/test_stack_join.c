@@ -147,12 +147,69 @@ static void test_past_the_max(void **state)
         stack_join_free(j);
 }
 
+/* Before an event that takes a process's mappings away (its end, an unload, its pid started
+   again: a perf.data's exec), that process's waiting samples go on, with the parts they have;
+   another process's stay, and an image loaded, a thread's start or a rundown keep them all. */
+static void test_released_before_remap(void **state)
+{
+        (void)state;
+        struct {
+                enum kevent_type type;
+                enum kevent_phase phase;
+                uint32_t pid;
+                uint32_t nr_released;
+        } cases[] = {
+                {KEV_PROCESS, KEV_PHASE_START, 4, 2},   {KEV_PROCESS, KEV_PHASE_END, 4, 2},
+                {KEV_PROCESS, KEV_PHASE_DEFUNCT, 4, 2}, {KEV_IMAGE, KEV_PHASE_END, 4, 2},
+                {KEV_IMAGE, KEV_PHASE_START, 4, 0},     {KEV_IMAGE, KEV_PHASE_DC_END, 4, 0},
+                {KEV_PROCESS, KEV_PHASE_DC_END, 4, 0},  {KEV_THREAD, KEV_PHASE_END, 4, 0},
+                {KEV_PROCESS, KEV_PHASE_END, 8, 0},     {KEV_IMAGE, KEV_PHASE_END, 8, 0},
+        };
+        for (uint32_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+                struct stack_join *j = stack_join_new();
+                struct seen s = {0};
+                for (uint32_t i = 0; i < 2; i++) {
+                        uint64_t ts = 1000 + i;
+                        struct kevent ev = sample(ts, 100 + i);
+                        stack_join_event(j, &ev, on_emit, &s);
+                        uint64_t k = KERNEL_IP + (ts & 0xfff);
+                        ev = part(ts, 100 + i, &k, true);
+                        stack_join_event(j, &ev, on_emit, &s);
+                }
+                struct kevent ev;
+                memset(&ev, 0, sizeof(ev));
+                ev.type = cases[c].type;
+                ev.timestamp = 1002;
+                ev.time_ns = 1002;
+                ev.pid = cases[c].pid;
+                if (ev.type == KEV_PROCESS) {
+                        ev.process.phase = cases[c].phase;
+                        ev.process.pid = cases[c].pid;
+                } else if (ev.type == KEV_IMAGE) {
+                        ev.image.phase = cases[c].phase;
+                        ev.image.pid = cases[c].pid;
+                } else {
+                        ev.thread.phase = cases[c].phase;
+                        ev.thread.pid = cases[c].pid;
+                }
+                stack_join_before(j, &ev, on_emit, &s);
+                assert_int_equal(s.nr_samples, cases[c].nr_released);
+                assert_int_equal(s.nr_stacks, cases[c].nr_released); /* the kernel parts */
+                assert_int_equal(s.nr_whole, 0);
+                stack_join_flush(j, on_emit, &s);
+                assert_int_equal(s.nr_samples, 2);
+                assert_int_equal(s.nr_out_of_order, 0);
+                stack_join_free(j);
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_few),
                 cmocka_unit_test(test_grows),
                 cmocka_unit_test(test_past_the_max),
+                cmocka_unit_test(test_released_before_remap),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -91,8 +91,8 @@ int ui_text_report_print(struct profile *p, const struct ui_text_report_options 
         struct ui_view *fv = functions_view_new();
         functions_view_set_group(fv, g);
         struct view_report *frp = functions_view_report(fv);
-        uint16_t sources[16];
-        uint32_t nr_sources = hot_sources(profile_hot(p), sources, 16);
+        uint16_t sources[AGG_MAX_SOURCES];
+        uint32_t nr_sources = hot_sources(profile_hot(p), sources, AGG_MAX_SOURCES);
         if (!nr_sources)
                 text_out_puts(&o, "\nNo samples in this trace (PROFILE or PMC_PROFILE was off).\n");
         for (uint32_t i = 0; i < nr_sources; i++) {

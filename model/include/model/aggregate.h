@@ -19,6 +19,11 @@ enum agg_mode {
 
 #define AGG_DEFAULT_DECAY_FACTOR 0.5
 
+/* The profile sources the views count apart (a perf.data's events: `perf record -e 'sched:*'`
+   samples 26 tracepoints, `-e 'syscalls:*'` hundreds); the samples of any past them are the
+   last one's. */
+#define AGG_MAX_SOURCES 256
+
 struct agg_settings {
         enum agg_mode mode;
         /* AGG_DECAYING: the factor a refresh multiplies counts by, in (0, 1); anything else

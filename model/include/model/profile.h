@@ -46,15 +46,16 @@ struct profile_trace {
         uint32_t masks[8];       /* the group masks the trace recorded (its last group-mask
                                     event); all 0 when it recorded none */
         uint32_t interval_100ns; /* the timer interval it recorded (0: none) */
-        /* the profile sources as the trace's CollectionStart events give them: the name (a perf
-           event's own for a source past KPROFILE_SOURCE's: raw events, other PMUs; "" when
-           ETW names it) and the interval (events per sample; the timer's in 100 ns) */
+        /* the profile sources as the trace's CollectionStart events give them: the name (ETW's,
+           or a perf.data event's own: "cycles:u", "raw 0x1c2", a tracepoint's; the views title
+           a source ETW names by ETW's name) and the interval (events per sample; the timer's
+           in 100 ns) */
         struct profile_source_label {
                 uint16_t source;
                 char name[256]; /* a perf event's string: 62 bytes and more */
                 uint32_t interval;
-        } source_names[32];
-        uint32_t nr_source_names;
+        } * source_names; /* owned: as many as the trace declares (a perf.data's events) */
+        uint32_t nr_source_names, cap_source_names;
         uint64_t nr_stacks;      /* stack events */
         uint16_t stack_hooks[8]; /* the events the trace's stacks belong to (hook ids), as seen */
         uint32_t nr_stack_hooks;

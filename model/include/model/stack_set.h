@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "kevent.h"
+#include "model/aggregate.h"
 #include "symbols/symbols.h"
 
 struct profile;
@@ -78,7 +79,7 @@ struct stack_set {
         struct stack_set_table off;
         uint32_t *frames; /* owned: the stacks' frames, location indexes */
         uint64_t nr_frames, cap_frames;
-        uint16_t sources[16]; /* in order of first sample */
+        uint16_t sources[AGG_MAX_SOURCES]; /* in order of first sample */
         uint32_t nr_sources;
         struct pending *pend; /* owned: the sample waiting for its stack, per CPU */
         uint32_t nr_pend;
