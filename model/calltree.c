@@ -768,6 +768,13 @@ void calltree_catch_up(struct calltree *t)
         rekey(t);
 }
 
+void calltree_before_remap(struct calltree *t, uint32_t pid)
+{
+        for (uint32_t c = 0; c < t->nr_pend; c++)
+                if (t->pend[c].has && t->pend[c].pid == pid)
+                        pending_flush(t, &t->pend[c]);
+}
+
 void calltree_samples_end(struct calltree *t)
 {
         pending_flush_all(t);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "etw/ntwmi.h"
+#include "remap.h"
 #include "stack_join.h"
 #include "util/clock.h"
 #include "util/mem_policy.h"
@@ -342,6 +343,23 @@ void profile_prefetch_sample(const struct profile *p, uint32_t pid, uint64_t ip,
         hot_prefetch_sample(p->hot, pid, ip, is_near);
 }
 
+/* Before the store takes an event that takes a process's mappings away (model/remap.h): the
+   samples that wait in that process (for their stacks' parts in the join, or for a stack that
+   did not come in the call tree and the sample sink) are placed where they were taken. The hot
+   functions place a sample as it comes. */
+static void before_remap(struct profile *p, const struct kevent *ev)
+{
+        uint32_t pid = model_remapped_pid(ev);
+        if (pid == UINT32_MAX)
+                return;
+        if (!stack_join_is_idle(p->join))
+                stack_join_before(p->join, ev, to_samples, p);
+        if (p->tree)
+                calltree_before_remap(p->tree, pid);
+        if (p->sample_sink)
+                p->sample_sink(p->sample_sink_ctx, ev);
+}
+
 void profile_event(struct profile *p, const struct kevent *ev)
 {
         trace_event(&p->trace, ev);
@@ -354,8 +372,8 @@ void profile_event(struct profile *p, const struct kevent *ev)
                 p->scope_pid = p->trace.traced_pid;
                 apply_zoom(p);
         }
-        if ((ev->type == KEV_PROCESS || ev->type == KEV_IMAGE) && !stack_join_is_idle(p->join))
-                stack_join_before(p->join, ev, to_samples, p);
+        if (ev->type == KEV_PROCESS || ev->type == KEV_IMAGE)
+                before_remap(p, ev);
         sym_feed_event(p->feed, ev);
         if (ev->type == KEV_SESSION_CPU)
                 stack_join_set_whole(p->join, true); /* etwtop's trace: whole stacks */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "remap.h"
 #include "util/xalloc.h"
 
 /* How long (trace time) a sample waits for the rest of its stack: the user part comes when its
@@ -207,20 +208,6 @@ static bool join_part(struct stack_join *j, const struct kevent *ev, stack_join_
         return false;
 }
 
-/* The process whose mappings ev takes away or replaces (its end, an image's unload, a second
-   start of its pid: a new program, as a perf.data's exec converts), or UINT32_MAX: a sample
-   waiting in it must be placed in the mappings it was taken in, before they go. */
-static uint32_t remapped_pid(const struct kevent *ev)
-{
-        if (ev->type == KEV_PROCESS &&
-            (ev->process.phase == KEV_PHASE_START || ev->process.phase == KEV_PHASE_END ||
-             ev->process.phase == KEV_PHASE_DEFUNCT))
-                return ev->process.pid;
-        if (ev->type == KEV_IMAGE && ev->image.phase == KEV_PHASE_END)
-                return ev->image.pid;
-        return UINT32_MAX;
-}
-
 /* pid's waiting samples go on with the parts they have, in their order. */
 static void release_process(struct stack_join *j, uint32_t pid, stack_join_emit_fn emit, void *ctx)
 {
@@ -238,7 +225,7 @@ static void release_process(struct stack_join *j, uint32_t pid, stack_join_emit_
 void stack_join_before(struct stack_join *j, const struct kevent *ev, stack_join_emit_fn emit,
                        void *ctx)
 {
-        uint32_t pid = j->count ? remapped_pid(ev) : UINT32_MAX;
+        uint32_t pid = j->count ? model_remapped_pid(ev) : UINT32_MAX;
         if (pid != UINT32_MAX)
                 release_process(j, pid, emit, ctx);
 }

@@ -13,6 +13,7 @@
 #include "model/hot.h"
 #include "model/profile_fields.h"
 #include "model/switches.h"
+#include "remap.h"
 #include "util/xalloc.h"
 #include "util/hash.h"
 
@@ -284,6 +285,16 @@ void stack_set_event(void *ctx, const struct kevent *ev)
                 on_sample(s, ev, ev->pmc_sample.source, ev->pmc_sample.ip, ev->pmc_sample.tid);
                 break;
         case KEV_STACK: on_stack(s, ev); break;
+        case KEV_PROCESS:
+        case KEV_IMAGE: {
+                /* before the store takes it (profile_event): a process's samples whose stacks
+                   did not come are placed in the mappings they were taken in */
+                uint32_t pid = model_remapped_pid(ev);
+                for (uint32_t c = 0; pid != UINT32_MAX && c < s->nr_pend; c++)
+                        if (s->pend[c].has && s->pend[c].pid == pid)
+                                pending_flush(s, &s->pend[c]);
+                break;
+        }
         default: break;
         }
 }

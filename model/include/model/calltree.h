@@ -101,6 +101,9 @@ void calltree_refresh(struct calltree *t, const struct agg_settings *s);
 void calltree_catch_up(struct calltree *t);
 /* The trace's end: the samples still waiting for a stack count, their address alone. */
 void calltree_samples_end(struct calltree *t);
+/* Before an event takes pid's mappings away (model/remap.h): its samples whose stacks did not
+   come count now, where they were taken. */
+void calltree_before_remap(struct calltree *t, uint32_t pid);
 
 /* The children of node (0: the root) in one tree, largest count first. The array belongs to
    t until the next call. */

@@ -140,7 +140,9 @@ void profile_restart(struct profile *p);
 /* Only process pid counts from now on (0: every process); the counts start over. */
 void profile_zoom(struct profile *p, uint32_t pid);
 /* Another consumer of the samples and stacks the hot functions count (the exports): fn gets
-   them from now on (NULL: none). */
+   them from now on (NULL: none), and, before the symbol store takes it, each process or image
+   event that takes a process's mappings away (its end, an unload, its pid's new program), to
+   place that process's samples whose stacks did not come where they were taken. */
 void profile_set_sample_sink(struct profile *p, profile_sample_fn fn, void *ctx);
 /* Every event the events table counts (those in the time window and of the zoom's process),
    as it comes, goes to fn too (csv-events); NULL: none. */
