@@ -577,6 +577,8 @@ static void sample(struct hot *h, const struct kevent *ev, uint16_t source, uint
 {
         if (!agg_filter_pass(&h->filter, ev->pid, tid, ev->time_ns))
                 return; /* and its stack finds no sample: not counted either */
+        if (__builtin_expect(h->comm_key != NULL, 0))
+                tid = h->comm_key(h->comm_key_ctx, ev->pid, tid); /* its stack's places too */
         uint32_t si = hot_source_index(h, source);
         h->nr_samples[si]++;
         /* the sampled place from the frame memo, where a stack's frame or an earlier sample
@@ -958,34 +960,6 @@ void hot_event(struct hot *h, const struct kevent *ev)
 void hot_set_settings(struct hot *h, const struct agg_settings *settings)
 {
         h->settings = *settings;
-}
-
-void hot_set_place_keys(struct hot *h, enum hot_grouping widest)
-{
-        if (h->place_keys == widest)
-                return;
-        /* the frame memo's slots are of places keyed the old way */
-        hot_memo_settle_all(h);
-        h->epoch++;
-        h->place_keys = widest;
-}
-
-void hot_set_process_key(struct hot *h, uint32_t (*key)(void *ctx, uint32_t pid), void *ctx)
-{
-        h->process_key = key;
-        h->process_key_ctx = ctx;
-}
-
-enum hot_grouping hot_grouping_of(const struct hot *h)
-{
-        return h->grouping;
-}
-
-void hot_set_grouping(struct hot *h, enum hot_grouping grouping)
-{
-        if (h->grouping != grouping)
-                h->nr_rows_cached = 0;
-        h->grouping = grouping;
 }
 
 void hot_set_filter(struct hot *h, const struct agg_filter *f)

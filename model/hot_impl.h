@@ -185,6 +185,10 @@ struct hot {
         enum hot_grouping place_keys; /* what a place's key holds (hot_set_place_keys) */
         uint32_t (*process_key)(void *ctx, uint32_t pid); /* hot_set_process_key, or NULL */
         void *process_key_ctx;
+        /* hot_set_comm_key, or NULL */
+        uint32_t (*comm_key)(void *ctx, uint32_t pid, uint32_t tid);
+        void (*comm_name)(void *ctx, uint32_t id, char *buf, size_t size);
+        void *comm_key_ctx;
         struct sym_store *store; /* borrowed */
         uint32_t max_entries;
         struct entry *slots; /* owned, open addressing */

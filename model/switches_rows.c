@@ -112,6 +112,12 @@ void switches_thread_names(const struct switches *sw, uint32_t tid, char *proces
         }
 }
 
+uint32_t switches_thread_pid_of(const struct switches *sw, uint32_t tid)
+{
+        const struct thread *t = switches_thread_find((struct switches *)sw, tid);
+        return t && t->has_pid ? switches_thread_pid(t) : UINT32_MAX;
+}
+
 /* The names of thread t (NULL: none) into a row's: its process's, and its own where it differs
    from that (a process's main thread has its name; so does a forked child until it renames). */
 static void row_names(const struct switches *sw, const struct thread *t, char *process,

@@ -38,15 +38,19 @@ static int set_sort(struct cli_args *a, const char *arg)
         if (!strcmp(arg, "sym") || !strcmp(arg, "dso,sym") || !strcmp(arg, "function")) {
                 a->group = FUNCTIONS_BY_FUNCTION;
         } else if (!strcmp(arg, "comm,sym") || !strcmp(arg, "comm,dso,sym") ||
-                   !strcmp(arg, "process")) {
+                   !strcmp(arg, "process") || !strcmp(arg, "process,sym")) {
                 a->group = FUNCTIONS_BY_PROCESS;
+                /* perf's comm is the sampled thread's name (worker threads that named
+                   themselves are rows of their own); process: the process's */
+                a->is_comm = strncmp(arg, "process", 7) != 0;
         } else if (!strcmp(arg, "tid,sym") || !strcmp(arg, "thread")) {
                 a->group = FUNCTIONS_BY_THREAD;
         } else if (!strcmp(arg, "dso") || !strcmp(arg, "module")) {
                 a->group = FUNCTIONS_BY_MODULE;
         } else {
                 fprintf(stderr, "etwtop: --sort takes sym (a row per function), comm,sym (per "
-                                "process, then function), tid,sym (per thread, then function) "
+                                "command, perf's: a thread's name, then function), process,sym "
+                                "(per process name), tid,sym (per thread, then function) "
                                 "or dso (the modules, their functions under them)\n");
                 return 2;
         }
@@ -306,9 +310,9 @@ const struct cli_option cli_options[] = {
          TEXT(delay_arg)}, /* --stop -d names a file */
         {"top", 0, "N", CLI_REPORTS, "batch and --replay -b: rows per table", CALL(set_top)},
         {"sort", 's', "KEYS", CLI_REPORTS,
-         "the hot functions: sym (a row per function, the\ndefault), comm,sym (per process, "
-         "then function),\ntid,sym (per thread) or dso (the modules, their\nfunctions under "
-         "them)",
+         "the hot functions: sym (a row per function, the\ndefault), comm,sym (per command, "
+         "perf's:\na thread's name), process,sym (per process name),\ntid,sym (per thread) or "
+         "dso (the modules, their\nfunctions under them)",
          CALL(set_sort)},
         {"source", 0, "NAME", CLI_REPORTS,
          "the screen and -b: the hot functions of this profile\nsource where the trace samples "

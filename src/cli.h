@@ -52,7 +52,8 @@ struct cli_args {
         uint32_t max_buffers;
         uint32_t nr_top, nr_frames; /* 0: not given */
         int group;                  /* --sort: enum functions_group */
-        bool has_from, has_to;      /* --from, --to: seconds from the trace's start */
+        bool is_comm; /* --sort comm,sym: by process, the processes named by thread (perf's comm) */
+        bool has_from, has_to; /* --from, --to: seconds from the trace's start */
         double from_s, to_s;
         const char *symbol_path[CLI_MAX_SYMBOL_PATH];
         uint32_t nr_symbol_path;

@@ -29,6 +29,7 @@ static int run_export(struct cli_args *a)
                                     .from_s = a->from_s,
                                     .to_s = a->to_s,
                                     .binary = a->binary,
+                                    .is_comm = a->is_comm,
                                     .grouping = a->group == FUNCTIONS_BY_PROCESS ? HOT_BY_PROCESS
                                                 : a->group == FUNCTIONS_BY_THREAD
                                                         ? HOT_BY_THREAD

@@ -28,6 +28,7 @@ static int run_replay(struct cli_args *a)
                                     .is_no_demangle = a->is_no_demangle,
                                     .fd = STDOUT_FILENO,
                                     .group = a->group,
+                                    .is_comm = a->is_comm,
                                     .source = a->source};
         if (report_run(&ro, err, sizeof(err)) < 0) {
                 fprintf(stderr, "etwtop: %s\n", err);

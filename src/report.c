@@ -128,7 +128,9 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
                                                                                 : HOT_BY_FUNCTION);
         struct comm_keys ck = {0};
         if (opts->group == FUNCTIONS_BY_PROCESS)
-                comm_keys_use(&ck, p);
+                comm_keys_use(&ck, p, opts->is_comm ? COMM_PERF : COMM_PROCESS_NAME);
+        else if (opts->group == FUNCTIONS_BY_THREAD)
+                comm_keys_use(&ck, p, COMM_THREAD);
         events_table_set_max_recent(profile_events(p), 0); /* counts only */
         events_table_set_groups(profile_events(p), false); /* "Events by type" alone */
         struct feed *f = NULL;

@@ -19,6 +19,7 @@ struct report_options {
         const char *annotate;
         int fd;
         int group;          /* --sort: how the hot functions are grouped (enum functions_group) */
+        bool is_comm;       /* by process: by the thread's name, perf's comm (--sort comm,sym) */
         const char *source; /* --source: that profile source's tables only (NULL: every one) */
 };
 

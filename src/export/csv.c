@@ -90,8 +90,11 @@ static int write_per_source(const struct export_ctx *x, int fd, const char *head
 static void put_owner(struct outbuf *o, struct profile *p, const struct hot_row *w)
 {
         char text[160];
-        switches_owner_text(profile_switches(p), hot_grouping_of(profile_hot(p)) == HOT_BY_THREAD,
-                            w->pid, w->tid, w->module != 0, text, sizeof(text));
+        /* perf's comm (--sort comm,sym): the rows per thread are per comm id */
+        if (!hot_comm_name(profile_hot(p), w->tid, text, sizeof(text)))
+                switches_owner_text(profile_switches(p),
+                                    hot_grouping_of(profile_hot(p)) == HOT_BY_THREAD, w->pid,
+                                    w->tid, w->module != 0, text, sizeof(text));
         put_name(o, text);
         outbuf_putc(o, ',');
 }
@@ -130,7 +133,9 @@ static void function_rows(struct outbuf *o, struct profile *p, const char *sourc
 int export_write_csv(const struct export_ctx *x, int fd)
 {
         enum hot_grouping g = (enum hot_grouping)x->opts->grouping;
-        hot_set_grouping(profile_hot(x->profile), g);
+        /* perf's comm: rows per thread, each a comm id (hot_set_comm_key) */
+        hot_set_grouping(profile_hot(x->profile),
+                         g == HOT_BY_PROCESS && x->opts->is_comm ? HOT_BY_THREAD : g);
         return write_per_source(
                 x, fd,
                 g == HOT_BY_PROCESS  ? "Source,Self%,Total%,Self,Total,Module,Process,Function\r\n"

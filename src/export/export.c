@@ -143,7 +143,9 @@ int export_run(const struct export_options *opts, char *err, size_t err_size)
         if (opts->format == EXPORT_CSV && opts->grouping != HOT_BY_FUNCTION) {
                 hot_set_place_keys(profile_hot(p), (enum hot_grouping)opts->grouping);
                 if (opts->grouping == HOT_BY_PROCESS)
-                        comm_keys_use(&ck, p);
+                        comm_keys_use(&ck, p, opts->is_comm ? COMM_PERF : COMM_PROCESS_NAME);
+                else if (opts->grouping == HOT_BY_THREAD)
+                        comm_keys_use(&ck, p, COMM_THREAD);
         }
         struct stack_set *s = stack_set_new(profile_store(p));
         profile_set_sample_sink(p, stack_set_event, s);

@@ -42,6 +42,7 @@ struct export_options {
            name and function (HOT_BY_PROCESS: a Process column) or per thread and function
            (HOT_BY_THREAD: a Thread column), as --replay -b groups them */
         int grouping;
+        bool is_comm; /* HOT_BY_PROCESS: by the thread's name, perf's comm (--sort comm,sym) */
 };
 
 /* Puts format name ("pprof", "folded", "speedscope", "csv", "csv-modules", "csv-lines" or

@@ -136,5 +136,45 @@ else
         skip "comm: perf record failed: $(head -c 200 "$tmp/comm.rec.err")"
 fi
 
+# perf's comm is the sampled thread's name as the sample came: threads that named themselves
+# (prctl PR_SET_NAME) are rows of their own, a process's samples before its exec are under its
+# old name. Each comm's samples in -b -s comm,sym (all rows), and in --export csv -s comm,sym,
+# as perf script's comm of each sample (perf report --sort comm's) counts them (etwtop counted every thread under its process's
+# name, and the exec'd name for the samples before the exec)
+if ! command -v python3 >/dev/null; then
+        skip "threads: no python3 to name threads"
+elif py=$(python3 -c 'import sys; print(sys.executable)') &&
+        perf_record "$tmp/thr.data" "$tmp/thr.rec.err" -e cpu-clock -F 2000 -- sh -c \
+        "'$py'"' -c "
+import ctypes, threading
+libc = ctypes.CDLL(None)
+def work(n):
+    libc.prctl(15, (\"worker-%d\" % n).encode())
+    x = 0
+    for i in range(1500000):
+        x += i
+ts = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+[t.start() for t in ts]
+[t.join() for t in ts]
+"; exec dd if=/dev/zero of=/dev/null bs=1 count=200000 2>/dev/null' &&
+        perf script -i "$tmp/thr.data" -F comm >"$tmp/thr.script" 2>/dev/null; then
+        sed 's/^ *//; s/ *$//' "$tmp/thr.script" | sort | uniq -c | awk '{print $2, $1}' |
+                sort >"$tmp/thr.perf"
+        "$ETWTOP" --replay "$tmp/thr.data" -b -s comm,sym --top 100000 2>/dev/null |
+                sed -n '/^Hot functions (Timer/,/^$/p' |
+                awk 'NF >= 7 && $3 ~ /^[0-9]+$/ {n[$6] += $3} END {for (c in n) print c, n[c]}' |
+                sort >"$tmp/thr.etw"
+        check "threads: each comm's samples as perf script's ($(tr '\n' ' ' <"$tmp/thr.perf"))" \
+                cmp -s "$tmp/thr.perf" "$tmp/thr.etw"
+        check "threads: the named threads are comms of their own" grep -q '^worker-1 ' "$tmp/thr.etw"
+        "$ETWTOP" --replay "$tmp/thr.data" --export csv -s comm,sym -o "$tmp/thr.csv" 2>/dev/null
+        awk -F, '$1 == "Timer" {n[$7] += $4} END {for (c in n) print c, n[c]}' "$tmp/thr.csv" |
+                sort >"$tmp/thr.csvcomm"
+        check "threads: --export csv -s comm,sym counts them so" \
+                cmp -s "$tmp/thr.perf" "$tmp/thr.csvcomm"
+else
+        skip "threads: perf record or perf script failed: $(head -c 200 "$tmp/thr.rec.err")"
+fi
+
 echo "$nr_pass passed, $nr_fail failed, $nr_skip skipped"
 [ $nr_fail = 0 ]

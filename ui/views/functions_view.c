@@ -19,8 +19,11 @@ struct functions_view {
         struct ui_view view;
         bool is_top_down;           /* the call tree from its roots, not callers under functions */
         enum functions_group group; /* p: by function, by process, by module */
-        struct ui_key_set expanded; /* the open rows */
-        struct functions_ipc ipc;   /* where cycles and instructions are both sampled */
+        /* by process, a report's rows per perf comm (hot_set_comm_key: per thread name, the
+           rows per thread of its ids): the hot functions that name them; else NULL */
+        const struct hot *comm_hot;
+        struct ui_key_set expanded;   /* the open rows */
+        struct functions_ipc ipc;     /* where cycles and instructions are both sampled */
         struct ui_column cols_now[8]; /* the grouping's columns, IPC titled when it has one */
         struct view_report report;    /* the text report's table, when it asks for one */
         char function_title[64];      /* Function, and since when the callers count */
@@ -391,8 +394,11 @@ static void row_text(const struct functions_view *fv, struct module_names *names
         if (fv->group == FUNCTIONS_BY_PROCESS || fv->group == FUNCTIONS_BY_THREAD) {
                 /* the process's name, or "process/thread (tid)": the switches view's names */
                 char text[160];
-                switches_owner_text(sw, fv->group == FUNCTIONS_BY_THREAD, w->pid, w->tid,
-                                    w->module != 0, text, sizeof(text));
+                if (fv->comm_hot)
+                        hot_comm_name(fv->comm_hot, w->tid, text, sizeof(text));
+                else
+                        switches_owner_text(sw, fv->group == FUNCTIONS_BY_THREAD, w->pid, w->tid,
+                                            w->module != 0, text, sizeof(text));
                 ui_table_text(t, r, COL_PROCESS, text);
         }
 }
@@ -442,6 +448,9 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
         struct hot *hot = profile_hot(p);
         struct calltree *tree = profile_calltree(p);
         struct switches *sw = profile_switches(p);
+        char probe[1];
+        fv->comm_hot =
+                hot_comm_name(profile_hot(p), 0, probe, sizeof(probe)) ? profile_hot(p) : NULL;
         ui_table_clear(t);
         struct view_report *rp = &fv->report;
         if (!rp->table) /* a report's rows ask for no callers */
@@ -510,7 +519,7 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
            reads every row). The screen's rows past those it may show (looked_to, below) are
            made in no order: a screen moved to them builds again (functions_view_covers); a
            cursor that follows its row by key, wherever it went, has every row in order */
-        enum hot_grouping by = is_by_process  ? HOT_BY_PROCESS
+        enum hot_grouping by = is_by_process  ? (fv->comm_hot ? HOT_BY_THREAD : HOT_BY_PROCESS)
                                : is_by_thread ? HOT_BY_THREAD
                                               : HOT_BY_FUNCTION;
         uint32_t top = is_report && fv->group != FUNCTIONS_BY_MODULE ? rp->top : 0;

@@ -123,6 +123,16 @@ void hot_set_place_keys(struct hot *h, enum hot_grouping widest);
    (the screen's). Before the first rows are built (the rows' keys are kept from build to
    build). */
 void hot_set_process_key(struct hot *h, uint32_t (*key)(void *ctx, uint32_t pid), void *ctx);
+/* perf's comm (a report's --sort comm,sym): each sample's thread keyed, as the sample comes, by
+   key(ctx, pid, tid): an id of the thread's name then (its own, else its process's: worker
+   threads that named themselves apart, a process's samples before its exec under its old
+   name), that name(ctx, id, buf, size) gives later. The places are keyed per thread, and the
+   rows per thread (HOT_BY_THREAD) are then rows per comm, their tid its id. NULL: none. Before
+   the first sample. */
+void hot_set_comm_key(struct hot *h, uint32_t (*key)(void *ctx, uint32_t pid, uint32_t tid),
+                      void (*name)(void *ctx, uint32_t id, char *buf, size_t size), void *ctx);
+/* A comm id's name (hot_set_comm_key) into buf; false when h has no comm key. */
+bool hot_comm_name(const struct hot *h, uint32_t id, char *buf, size_t size);
 /* The refresh tick: places what has a module now and folds unplaced places past the cap
    (above); then decays or zeroes the counts by the mode, dropping the places that fell under
    the threshold (cumulative: no counts change). */
