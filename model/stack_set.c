@@ -26,6 +26,7 @@ struct pending {
         uint32_t tid;
         uint16_t source;
         bool has;
+        uint32_t comm; /* the comm key's id (stack_set_set_comm_key), else 0 */
 };
 
 static void *grow(void *p, uint32_t *cap, uint32_t need, size_t size)
@@ -213,6 +214,7 @@ static void add_sample(struct stack_set *s, const struct pending *p, uint32_t pi
         struct stack_set_stack key = {.pid = p->pid != UINT32_MAX ? p->pid : pid,
                                       .tid = p->tid,
                                       .source = p->source,
+                                      .comm = p->comm,
                                       .nr_frames = nr};
         bool is_new;
         uint32_t i = stack_add(&s->set, s->frames, &key, frames, 1, &is_new);
@@ -248,7 +250,8 @@ static void on_sample(struct stack_set *s, const struct kevent *ev, uint16_t sou
         if (ev->cpu % MAX_CPUS >= s->nr_pend)
                 s->nr_pend = ev->cpu % MAX_CPUS + 1;
         pending_flush(s, p);
-        *p = (struct pending){ev->timestamp, ip, ev->pid, tid, source, true};
+        uint32_t comm = s->comm_key ? s->comm_key(s->comm_ctx, ev->pid, tid) : 0;
+        *p = (struct pending){ev->timestamp, ip, ev->pid, tid, source, true, comm};
 }
 
 static void on_stack(struct stack_set *s, const struct kevent *ev)
@@ -274,6 +277,15 @@ static void on_stack(struct stack_set *s, const struct kevent *ev)
                 s->scratch[n++] = ev->stack.frames[i];
         add_sample(s, p, ev->stack.pid != UINT32_MAX ? ev->stack.pid : p->pid, s->scratch, n);
         p->has = false;
+}
+
+void stack_set_set_comm_key(struct stack_set *s,
+                            uint32_t (*key)(void *ctx, uint32_t pid, uint32_t tid),
+                            void (*name)(void *ctx, uint32_t id, char *buf, size_t size), void *ctx)
+{
+        s->comm_key = key;
+        s->comm_name = name;
+        s->comm_ctx = ctx;
 }
 
 void stack_set_event(void *ctx, const struct kevent *ev)
@@ -610,10 +622,12 @@ void stack_set_name(struct stack_set *s, struct profile *p)
                 const struct pid_name *hit =
                         nr_names ? bsearch(&k, names, nr_names, sizeof(*names), pid_name_cmp)
                                  : NULL;
-                char buf[64];
+                char buf[80];
                 /* without context switches: the name the process events gave */
                 const char *known = hit ? NULL : switches_process_name(p->switches, st->pid);
-                if (hit)
+                if (i < nr_stacks && s->comm_name && st->comm) /* perf's comm, as sampled */
+                        s->comm_name(s->comm_ctx, st->comm, buf, sizeof(buf));
+                else if (hit)
                         snprintf(buf, sizeof(buf), "%.*s", (int)sizeof(hit->name), hit->name);
                 else if (known && *known)
                         snprintf(buf, sizeof(buf), "%s", known);

@@ -112,10 +112,27 @@ void switches_thread_names(const struct switches *sw, uint32_t tid, char *proces
         }
 }
 
-uint32_t switches_thread_pid_of(const struct switches *sw, uint32_t tid)
+const char *switches_comm(const struct switches *sw, uint32_t pid, uint32_t tid)
 {
-        const struct thread *t = switches_thread_find((struct switches *)sw, tid);
-        return t && t->has_pid ? switches_thread_pid(t) : UINT32_MAX;
+        struct switches *w = (struct switches *)sw; /* switches_thread_find only looks */
+        const struct thread *t = tid && tid != AGG_ALL ? switches_thread_find(w, tid) : NULL;
+        const struct process *p = t ? switches_thread_process(sw, t) : NULL;
+        const char *pn = p && p->name.name[0] ? p->name.name : switches_process_name(sw, pid);
+        if (!t || tid == pid || !t->name.name[0])
+                return pn;
+        /* a Linux process (a thread of its own id leads it) names its threads by their comms;
+           a Windows process (no thread has its id: a thread's description is no comm) by its
+           process name */
+        const struct thread *leader = pid ? switches_thread_find(w, pid) : NULL;
+        if (!leader || !leader->has_pid || switches_thread_pid(leader) != pid)
+                return pn;
+        return t->name.name;
+}
+
+void switches_comm_name(const struct switches *sw, uint32_t pid, uint32_t tid, char *buf,
+                        size_t size)
+{
+        snprintf(buf, size, "%s", switches_comm(sw, pid, tid));
 }
 
 /* The names of thread t (NULL: none) into a row's: its process's, and its own where it differs

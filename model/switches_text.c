@@ -7,21 +7,6 @@
 
 #include "model/switches.h"
 
-void switches_comm_name(const struct switches *sw, uint32_t pid, uint32_t tid, char *buf,
-                        size_t size)
-{
-        char pn[SWITCHES_NAME_SIZE], tn[SWITCHES_NAME_SIZE];
-        switches_thread_names(sw, tid, pn, tn);
-        /* a Linux process (a thread of its own id leads it) names its threads by their comms,
-           its leader by the process's name; a Windows process (no thread has its id: a
-           thread's description is no comm) by its process name */
-        bool is_linux = pid && switches_thread_pid_of(sw, pid) == pid;
-        if ((tid == pid || !is_linux) && switches_process_name(sw, pid)[0])
-                snprintf(buf, size, "%s", switches_process_name(sw, pid));
-        else
-                snprintf(buf, size, "%s", tn[0] ? tn : pn[0] ? pn : switches_process_name(sw, pid));
-}
-
 void switches_owner_text(const struct switches *sw, bool is_thread, uint32_t pid, uint32_t tid,
                          bool has_module, char *buf, size_t size)
 {

@@ -8,6 +8,7 @@
 
 #include "model/hot.h"
 #include "model/profile.h"
+#include "model/stack_set.h"
 #include "model/switches.h"
 #include "util/hash.h"
 #include "util/xalloc.h"
@@ -88,13 +89,14 @@ static uint32_t comm_id(struct comm_keys *k, const char *name)
 static uint32_t comm_key(void *ctx, uint32_t pid, uint32_t tid)
 {
         struct comm_keys *k = ctx;
-        char name[sizeof(k->names[0])];
+        char text[sizeof(k->names[0])];
+        const char *name = text;
         if (k->kind == COMM_THREAD) {
-                switches_owner_text(k->sw, true, pid, tid, true, name, sizeof(name));
+                switches_owner_text(k->sw, true, pid, tid, true, text, sizeof(text));
         } else {
-                switches_comm_name(k->sw, pid, tid, name, sizeof(name));
+                name = switches_comm(k->sw, pid, tid);
                 if (!name[0])
-                        snprintf(name, sizeof(name), "%s", tid ? "[unknown]" : SWITCHES_IDLE_NAME);
+                        name = tid ? "[unknown]" : SWITCHES_IDLE_NAME;
         }
         /* a thread's samples come in runs: its last key while it keeps its name */
         if (tid == k->last_tid && k->last_id && !strcmp(comm_name_of(k, k->last_id), name))
@@ -120,6 +122,12 @@ void comm_keys_use(struct comm_keys *k, struct profile *p, enum comm_kind kind)
                 hot_set_process_key(profile_hot(p), process_key, k);
         else
                 hot_set_comm_key(profile_hot(p), comm_key, comm_name, k);
+}
+
+void comm_keys_use_for_stacks(struct comm_keys *k, struct profile *p, struct stack_set *s)
+{
+        *k = (struct comm_keys){.sw = profile_switches(p), .kind = COMM_PERF};
+        stack_set_set_comm_key(s, comm_key, comm_name, k);
 }
 
 void comm_keys_free(struct comm_keys *k)

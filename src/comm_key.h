@@ -30,6 +30,10 @@ struct comm_keys {
    functions keyed so from now on (k lives as long as p's rows are built). Before the first
    sample. */
 void comm_keys_use(struct comm_keys *k, struct profile *p, enum comm_kind kind);
+/* The exports' stacks (stack_set_set_comm_key) named by perf's comm, as perf script names a
+   sample's (stackcollapse-perf's first frame): k another than the hot functions'. */
+struct stack_set;
+void comm_keys_use_for_stacks(struct comm_keys *k, struct profile *p, struct stack_set *s);
 void comm_keys_free(struct comm_keys *k);
 
 #endif

@@ -148,6 +148,8 @@ int export_run(const struct export_options *opts, char *err, size_t err_size)
                         comm_keys_use(&ck, p, COMM_THREAD);
         }
         struct stack_set *s = stack_set_new(profile_store(p));
+        struct comm_keys sk; /* the stacks' processes by perf's comm */
+        comm_keys_use_for_stacks(&sk, p, s);
         profile_set_sample_sink(p, stack_set_event, s);
         if (opts->pid)
                 profile_zoom(p, opts->pid); /* -p: one process, as the screen's t does */
@@ -190,5 +192,6 @@ out:
         stack_set_free(s);
         profile_free(p);
         comm_keys_free(&ck);
+        comm_keys_free(&sk);
         return rc;
 }

@@ -172,6 +172,12 @@ ts = [threading.Thread(target=work, args=(i,)) for i in range(2)]
                 sort >"$tmp/thr.csvcomm"
         check "threads: --export csv -s comm,sym counts them so" \
                 cmp -s "$tmp/thr.perf" "$tmp/thr.csvcomm"
+        # the folded stacks' first frame is perf script's comm (stackcollapse-perf's)
+        "$ETWTOP" --replay "$tmp/thr.data" --export folded -o "$tmp/thr.folded" 2>/dev/null
+        awk '{c = $0; sub(/;.*/, "", c); n[c] += $NF} END {for (c in n) print c, n[c]}' \
+                "$tmp/thr.folded" | sort >"$tmp/thr.foldcomm"
+        check "threads: the folded stacks' first frames count them so" \
+                cmp -s "$tmp/thr.perf" "$tmp/thr.foldcomm"
 else
         skip "threads: perf record or perf script failed: $(head -c 200 "$tmp/thr.rec.err")"
 fi

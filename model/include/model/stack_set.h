@@ -52,7 +52,7 @@ struct stack_set_stack {
         uint32_t pid; /* UINT32_MAX: unknown */
         uint32_t tid;
         uint16_t source;    /* KPROFILE_SOURCE: HOT_SOURCE_TIMER or a PMC source */
-        uint32_t comm;      /* index into comms (stack_set_name) */
+        uint32_t comm;      /* index into comms (stack_set_name); before it, the comm key's id */
         uint32_t nr_frames; /* at least 1 */
         uint64_t first;     /* into frames */
         uint64_t count;
@@ -83,6 +83,10 @@ struct stack_set {
         uint32_t nr_sources;
         struct pending *pend; /* owned: the sample waiting for its stack, per CPU */
         uint32_t nr_pend;
+        /* stack_set_set_comm_key, or NULL */
+        uint32_t (*comm_key)(void *ctx, uint32_t pid, uint32_t tid);
+        void (*comm_name)(void *ctx, uint32_t id, char *buf, size_t size);
+        void *comm_ctx;
         uint64_t *scratch; /* owned: a stack's addresses being placed */
         uint32_t cap_scratch;
         /* stack_set_name */
@@ -97,6 +101,14 @@ struct stack_set {
 struct stack_set *stack_set_new(struct sym_store *store);
 void stack_set_free(struct stack_set *s); /* NULL is fine */
 
+/* Each sample's process named, as it comes, by key(ctx, pid, tid): an id of perf's comm then
+   (the sampled thread's name: comm_key.h), that name(ctx, id, ...) gives at stack_set_name, as
+   perf script's samples name their comm; without, a process by the name its context switches
+   know at the end. Before the first sample. */
+void stack_set_set_comm_key(struct stack_set *s,
+                            uint32_t (*key)(void *ctx, uint32_t pid, uint32_t tid),
+                            void (*name)(void *ctx, uint32_t id, char *buf, size_t size),
+                            void *ctx);
 /* The model's sample sink (profile_set_sample_sink): ctx is the stack_set. */
 void stack_set_event(void *ctx, const struct kevent *ev);
 /* The trace read and profile_end called: the samples still waiting for a stack count with

@@ -211,8 +211,6 @@ int64_t switches_last_time_ns(const struct switches *sw);
 /* Thread tid's process name and its own where it differs (SWITCHES_NAME_SIZE each; "" when
    none is known; SWITCHES_IDLE_NAME for tid 0, SWITCHES_EXITED_NAME for AGG_ALL). */
 void switches_thread_names(const struct switches *sw, uint32_t tid, char *process, char *thread);
-/* Thread tid's process id, UINT32_MAX when the thread or its process is not known. */
-uint32_t switches_thread_pid_of(const struct switches *sw, uint32_t tid);
 /* The wall time the counts cover, in the same window: from the last zero (or the first
    event) to the latest event, decayed or zeroed at each refresh as the counts are; what a
    thread's On-CPU is a share of (CPU%). */
@@ -292,6 +290,8 @@ void switches_cstates_text(const struct switches_cpu_row *row, char *buf, size_t
    process's name. */
 void switches_comm_name(const struct switches *sw, uint32_t pid, uint32_t tid, char *buf,
                         size_t size);
+/* The same, the model's own string (good until its next event). */
+const char *switches_comm(const struct switches *sw, uint32_t pid, uint32_t tid);
 /* A hot row's process as text into buf: its name, "pid N" where no event named it, "Idle" for
    pid 0's samples of a module; with is_thread, its thread: "process/thread (tid)" (the process's
    name where no event named the thread, "?" where none is known). */
