@@ -245,9 +245,9 @@ static const char *parse_symbol(struct builder *b, const char *s, size_t n, uint
         }
         if (!is_text_type(type) || *addr == 0)
                 return NULL; /* data, or an undefined weak symbol: not ours */
-        uint32_t flags = type == 't'                    ? SYM_FLAG_LOCAL
-                         : (type == 'w' || type == 'W') ? SYM_FLAG_WEAK
-                                                        : 0;
+        /* no binding flags: an address's last alias is its name, whatever its type
+           (sym_table_choose_last_alias) */
+        uint32_t flags = 0;
         if (sym_name_is_padding(s + name, name_len))
                 flags |= SYM_FLAG_PADDING;
         uint64_t size = 0;
@@ -344,6 +344,7 @@ int kallsyms_parse_mem(const char *text, size_t len, struct kallsyms **out,
         }
         struct kallsyms *ks = xcalloc(1, sizeof(*ks));
         ks->table = sym_table_new();
+        sym_table_choose_last_alias(ks->table);
         struct builder b = {.ks = ks, .hash_cap = 64};
         b.hash = xcalloc(b.hash_cap, sizeof(*b.hash));
         module_intern(&b, KALLSYMS_KERNEL_MODULE, strlen(KALLSYMS_KERNEL_MODULE));

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PARSED_MAGIC "kstable1" /* a new one whenever the layout below changes */
+#define PARSED_MAGIC "kstable2" /* a new one whenever the layout below changes, or the names */
 #define PARSED_NAME  "kallsyms.table"
 
 /* The parsed form's header; the entries follow (sym_table's, finished), then the runs, the

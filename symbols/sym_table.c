@@ -22,6 +22,7 @@ struct sym_table {
         bool is_finished;
         bool is_mapped;       /* entries and pool borrowed (sym_table_new_mapped): never freed */
         bool is_perf_aliases; /* a start's aliases chosen among as perf does */
+        bool is_last_alias;   /* a start's last alias added is its name (kallsyms) */
 };
 
 struct sym_table *sym_table_new(void)
@@ -341,6 +342,28 @@ void sym_table_choose_aliases_as_perf(struct sym_table *t)
         t->is_perf_aliases = true;
 }
 
+void sym_table_choose_last_alias(struct sym_table *t)
+{
+        t->is_last_alias = true;
+}
+
+/* Each start's last alias of its best rank first: the sorts keep the order entries were added
+   in among equals (sym_table_choose_last_alias). */
+static void choose_last_aliases(struct sym_table *t)
+{
+        for (uint32_t i = 0, j; i < t->nr; i = j) {
+                uint32_t last = i;
+                for (j = i + 1; j < t->nr && t->entries[j].start == t->entries[i].start; j++)
+                        if (rank(&t->entries[j]) == rank(&t->entries[i]))
+                                last = j;
+                if (last != i) {
+                        struct sym_entry e = t->entries[i];
+                        t->entries[i] = t->entries[last];
+                        t->entries[last] = e;
+                }
+        }
+}
+
 static uint32_t leading_underscores(const char *s)
 {
         uint32_t n = 0;
@@ -455,6 +478,8 @@ void sym_table_finish(struct sym_table *t, uint64_t max_inferred_size)
         }
         if (t->is_perf_aliases)
                 choose_aliases(t);
+        else if (t->is_last_alias)
+                choose_last_aliases(t);
         uint32_t o = 0;
         for (uint32_t i = 0; i < t->nr; i++) {
                 if (o && t->entries[o - 1].start == t->entries[i].start)

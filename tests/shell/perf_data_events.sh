@@ -136,6 +136,23 @@ else
         skip "comm: perf record failed: $(head -c 200 "$tmp/comm.rec.err")"
 fi
 
+# the kernel's functions named as perf report names them: an address of several kallsyms
+# names (memcpy, __memcpy, __pi_memcpy) is its last one's (perf's symbols__fixup_end leaves the
+# others no size); every kernel function's samples in -b as perf report --sort sym's
+if [ -f "$tmp/comm.data" ] &&
+        perf report -i "$tmp/comm.data" --no-children -n --sort sym --stdio -g none \
+                >"$tmp/ksym.report" 2>/dev/null &&
+        grep -q '\[k\] [a-z_]' "$tmp/ksym.report"; then
+        awk '$3 == "[k]" && $2 > 0 {print $4, $2}' "$tmp/ksym.report" | sort >"$tmp/ksym.perf"
+        "$ETWTOP" --replay "$tmp/comm.data" -b --top 100000 2>/dev/null |
+                sed -n '/^Hot functions (Timer/,/^$/p' |
+                awk '$5 == "[kernel.kallsyms]" && $3 > 0 {print $6, $3}' | sort >"$tmp/ksym.etw"
+        check "kernel: every function's samples as perf report's ($(wc -l <"$tmp/ksym.perf") functions; $(comm -3 "$tmp/ksym.perf" "$tmp/ksym.etw" | head -4 | tr '\n\t' '  '))" \
+                cmp -s "$tmp/ksym.perf" "$tmp/ksym.etw"
+else
+        skip "kernel: no recording, or perf names no kernel function (kptr_restrict?)"
+fi
+
 # perf's comm is the sampled thread's name as the sample came: threads that named themselves
 # (prctl PR_SET_NAME) are rows of their own, a process's samples before its exec are under its
 # old name. Each comm's samples in -b -s comm,sym (all rows), and in --export csv -s comm,sym,

@@ -39,6 +39,11 @@ struct sym_table *sym_table_new(void);
    image's functions are named as perf report names them; else the lowest rank, the first
    added among equals. */
 void sym_table_choose_aliases_as_perf(struct sym_table *t);
+/* Before sym_table_finish: a start's last alias added is its name (padding aside), as perf
+   names a kallsyms address: its symbols have no sizes, and perf's symbols__fixup_end gives all
+   but the last of one address none, choose_best_symbol then the one with a size (memcpy,
+   __memcpy, __pi_memcpy: __pi_memcpy). */
+void sym_table_choose_last_alias(struct sym_table *t);
 /* Room for nr more entries and pool_bytes more of names (a hint: adding past it grows the
    table as before), so that a table whose size is known ahead is not copied as it grows. */
 void sym_table_reserve(struct sym_table *t, uint32_t nr, size_t pool_bytes);
