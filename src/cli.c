@@ -43,15 +43,17 @@ static int set_sort(struct cli_args *a, const char *arg)
                 /* perf's comm is the sampled thread's name (worker threads that named
                    themselves are rows of their own); process: the process's */
                 a->is_comm = strncmp(arg, "process", 7) != 0;
-        } else if (!strcmp(arg, "tid,sym") || !strcmp(arg, "thread")) {
+        } else if (!strcmp(arg, "tid,sym") || !strcmp(arg, "thread") || !strcmp(arg, "pid,sym")) {
+                /* perf's pid key is a thread's ("tid:comm") */
                 a->group = FUNCTIONS_BY_THREAD;
         } else if (!strcmp(arg, "dso") || !strcmp(arg, "module")) {
                 a->group = FUNCTIONS_BY_MODULE;
         } else {
-                fprintf(stderr, "etwtop: --sort takes sym (a row per function), comm,sym (per "
-                                "command, perf's: a thread's name, then function), process,sym "
-                                "(per process name), tid,sym (per thread, then function) "
-                                "or dso (the modules, their functions under them)\n");
+                fprintf(stderr,
+                        "etwtop: --sort takes sym (a row per function), comm,sym (per "
+                        "command, perf's: a thread's name, then function), process,sym "
+                        "(per process name), tid,sym or pid,sym (per thread, then function) "
+                        "or dso (the modules, their functions under them)\n");
                 return 2;
         }
         return CLI_CONTINUE;
@@ -311,8 +313,8 @@ const struct cli_option cli_options[] = {
         {"top", 0, "N", CLI_REPORTS, "batch and --replay -b: rows per table", CALL(set_top)},
         {"sort", 's', "KEYS", CLI_REPORTS,
          "the hot functions: sym (a row per function, the\ndefault), comm,sym (per command, "
-         "perf's:\na thread's name), process,sym (per process name),\ntid,sym (per thread) or "
-         "dso (the modules, their\nfunctions under them)",
+         "perf's:\na thread's name), process,sym (per process name),\ntid,sym or pid,sym (per "
+         "thread) or dso\n(the modules, their functions under them)",
          CALL(set_sort)},
         {"source", 0, "NAME", CLI_REPORTS,
          "the screen and -b: the hot functions of this profile\nsource where the trace samples "

@@ -128,6 +128,11 @@ check "-s comm,sym: the Process column" has comm '  Module  *Process  *Function$
 check "-s comm,sym: the process's name" has comm ' work  *work.exe  *work+0x'
 run tid --replay "$tmp/fx.etl" -b --top 3 -s tid,sym
 check "-s tid,sym: the thread's name and id" has tid ' work  *work.exe/main (4243)  *work+0x'
+run pid --replay "$tmp/fx.etl" -b --top 3 -s pid,sym
+check "-s pid,sym: as tid,sym (perf's pid key is a thread's)" cmp -s "$tmp/pid" "$tmp/tid"
+run process --replay "$tmp/fx.etl" -b --top 3 -s process,sym
+check "-s process,sym: a Windows trace's comm is its process name, as -s comm,sym" \
+        cmp -s "$tmp/process" "$tmp/comm"
 run dso --replay "$tmp/fx.etl" -b --top 3 -s dso
 check "-s dso: the module's row" has dso '  work  *\[[0-9]* functions\]$'
 check "-s dso: its functions under it" has dso '^ .*      1    work  *work+0x'
