@@ -74,20 +74,26 @@ static struct kevent part(uint64_t ts, uint32_t tid, const uint64_t *frame, bool
         return ev;
 }
 
+/* n samples of threads 100, 101... (at 1000, 1001...), each with its kernel part: they wait. */
+static void wait_with_kernel_parts(struct stack_join *j, struct seen *s, uint32_t n)
+{
+        for (uint32_t i = 0; i < n; i++) {
+                uint64_t ts = 1000 + i;
+                struct kevent ev = sample(ts, 100 + i);
+                stack_join_event(j, &ev, on_emit, s);
+                uint64_t k = KERNEL_IP + (ts & 0xfff);
+                ev = part(ts, 100 + i, &k, true);
+                stack_join_event(j, &ev, on_emit, s);
+        }
+}
+
 /* n samples wait at once (each with its kernel part), then their user parts come, newest
    first: every one is joined whole, whatever the ring's size had to grow to. */
 static void joined(uint32_t n)
 {
         struct stack_join *j = stack_join_new();
         struct seen s = {0};
-        for (uint32_t i = 0; i < n; i++) {
-                uint64_t ts = 1000 + i;
-                struct kevent ev = sample(ts, 100 + i);
-                stack_join_event(j, &ev, on_emit, &s);
-                uint64_t k = KERNEL_IP + (ts & 0xfff);
-                ev = part(ts, 100 + i, &k, true);
-                stack_join_event(j, &ev, on_emit, &s);
-        }
+        wait_with_kernel_parts(j, &s, n);
         assert_int_equal(s.nr_samples, 0); /* all wait */
         for (uint32_t i = n; i-- > 0;) {
                 uint64_t ts = 1000 + i;
@@ -168,14 +174,7 @@ static void test_released_before_remap(void **state)
         for (uint32_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
                 struct stack_join *j = stack_join_new();
                 struct seen s = {0};
-                for (uint32_t i = 0; i < 2; i++) {
-                        uint64_t ts = 1000 + i;
-                        struct kevent ev = sample(ts, 100 + i);
-                        stack_join_event(j, &ev, on_emit, &s);
-                        uint64_t k = KERNEL_IP + (ts & 0xfff);
-                        ev = part(ts, 100 + i, &k, true);
-                        stack_join_event(j, &ev, on_emit, &s);
-                }
+                wait_with_kernel_parts(j, &s, 2);
                 struct kevent ev;
                 memset(&ev, 0, sizeof(ev));
                 ev.type = cases[c].type;
