@@ -208,18 +208,26 @@ static bool join_part(struct stack_join *j, const struct kevent *ev, stack_join_
         return false;
 }
 
-/* pid's waiting samples go on with the parts they have, in their order. */
+/* pid's waiting samples go on with the parts they have, in their order; the others stay in
+   theirs. One pass (a busy process's end may find thousands waiting): the slots that went on
+   end up past the count, their frames buffers kept for reuse. */
 static void release_process(struct stack_join *j, uint32_t pid, stack_join_emit_fn emit, void *ctx)
 {
-        for (uint32_t k = 0; k < j->count;) {
+        uint32_t kept = 0;
+        for (uint32_t k = 0; k < j->count; k++) {
                 struct waiting *w = at(j, k);
-                if (w->sample.pid != pid) {
-                        k++;
+                if (w->sample.pid == pid) {
+                        emit_joined(j, w, NULL, emit, ctx);
                         continue;
                 }
-                emit_joined(j, w, NULL, emit, ctx);
-                remove_at(j, k);
+                if (kept != k) {
+                        struct waiting keep = *w;
+                        *w = *at(j, kept);
+                        *at(j, kept) = keep;
+                }
+                kept++;
         }
+        j->count = kept;
 }
 
 void stack_join_before(struct stack_join *j, const struct kevent *ev, stack_join_emit_fn emit,

@@ -202,6 +202,46 @@ static void test_released_before_remap(void **state)
         }
 }
 
+/* Of samples of two processes waiting in turn, one process's go on; the other's stay waiting,
+   in their order, and join their user parts. */
+static void test_released_among_others(void **state)
+{
+        (void)state;
+        struct stack_join *j = stack_join_new();
+        struct seen s = {0};
+        for (uint32_t i = 0; i < 6; i++) {
+                uint64_t ts = 1000 + i;
+                struct kevent ev = sample(ts, 100 + i);
+                ev.pid = i % 2 ? 8 : 4;
+                stack_join_event(j, &ev, on_emit, &s);
+                uint64_t k = KERNEL_IP + (ts & 0xfff);
+                ev = part(ts, 100 + i, &k, true);
+                stack_join_event(j, &ev, on_emit, &s);
+        }
+        struct kevent end;
+        memset(&end, 0, sizeof(end));
+        end.type = KEV_PROCESS;
+        end.time_ns = 1006;
+        end.process.phase = KEV_PHASE_END;
+        end.process.pid = 4;
+        stack_join_before(j, &end, on_emit, &s);
+        assert_int_equal(s.nr_samples, 3);
+        assert_int_equal(s.last_sample_ts, 1004); /* 1000, 1002, 1004 in their order */
+        for (uint32_t i = 1; i < 6; i += 2) {
+                uint64_t ts = 1000 + i;
+                uint64_t u = USER_IP + (ts & 0xfff);
+                struct kevent ev = part(ts, 100 + i, &u, false);
+                ev.time_ns = 1007;
+                stack_join_event(j, &ev, on_emit, &s);
+        }
+        assert_int_equal(s.nr_whole, 3); /* pid 8's, each with its user part */
+        assert_int_equal(s.last_sample_ts, 1005);
+        stack_join_flush(j, on_emit, &s);
+        assert_int_equal(s.nr_samples, 6);
+        assert_int_equal(s.nr_out_of_order, 0);
+        stack_join_free(j);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -209,6 +249,7 @@ int main(void)
                 cmocka_unit_test(test_grows),
                 cmocka_unit_test(test_past_the_max),
                 cmocka_unit_test(test_released_before_remap),
+                cmocka_unit_test(test_released_among_others),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
