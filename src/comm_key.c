@@ -86,6 +86,9 @@ static uint32_t comm_id(struct comm_keys *k, const char *name)
         return k->nr_names;
 }
 
+/* The idle threads' comm, named at the end: perf's "swapper" in a Linux trace, else Idle. */
+#define IDLE_KEY "\001idle"
+
 static uint32_t comm_key(void *ctx, uint32_t pid, uint32_t tid)
 {
         struct comm_keys *k = ctx;
@@ -93,10 +96,15 @@ static uint32_t comm_key(void *ctx, uint32_t pid, uint32_t tid)
         const char *name = text;
         if (k->kind == COMM_THREAD) {
                 switches_owner_text(k->sw, true, pid, tid, true, text, sizeof(text));
+        } else if (!tid || tid == UINT32_MAX) {
+                name = !tid ? IDLE_KEY : "[unknown]";
         } else {
+                /* a thread of its process's own id: a Linux trace (Windows ids never meet) */
+                if (tid == pid)
+                        k->is_linux = true;
                 name = switches_comm(k->sw, pid, tid);
-                if (!name[0])
-                        name = tid ? "[unknown]" : SWITCHES_IDLE_NAME;
+                if (!name[0]) /* a thread no event named: perf's ":tid" */
+                        snprintf(text, sizeof(text), ":%u", tid), name = text;
         }
         /* a thread's samples come in runs: its last key while it keeps its name */
         if (tid == k->last_tid && k->last_id && !strcmp(comm_name_of(k, k->last_id), name))
@@ -112,7 +120,10 @@ static uint32_t comm_key(void *ctx, uint32_t pid, uint32_t tid)
 static void comm_name(void *ctx, uint32_t id, char *buf, size_t size)
 {
         struct comm_keys *k = ctx;
-        snprintf(buf, size, "%s", id && id <= k->nr_names ? comm_name_of(k, id) : "");
+        const char *name = id && id <= k->nr_names ? comm_name_of(k, id) : "";
+        if (!strcmp(name, IDLE_KEY))
+                name = k->is_linux ? "swapper" : SWITCHES_IDLE_NAME;
+        snprintf(buf, size, "%s", name);
 }
 
 void comm_keys_use(struct comm_keys *k, struct profile *p, enum comm_kind kind)

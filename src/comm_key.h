@@ -22,6 +22,7 @@ struct comm_keys {
         enum comm_kind { COMM_PROCESS_NAME, COMM_PERF, COMM_THREAD } kind;
         char (*names)[80]; /* owned, COMM_PERF and COMM_THREAD: id i + 1's text */
         uint32_t nr_names, cap_names;
+        bool is_linux; /* COMM_PERF: a thread of its process's id was sampled (idle: swapper) */
         /* the last thread keyed and its key, while its text stays */
         uint32_t last_tid, last_id;
 };
