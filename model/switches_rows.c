@@ -118,6 +118,8 @@ const char *switches_comm(const struct switches *sw, uint32_t pid, uint32_t tid)
         const struct thread *t = tid && tid != AGG_ALL ? switches_thread_find(w, tid) : NULL;
         const struct process *p = t ? switches_thread_process(sw, t) : NULL;
         const char *pn = p && p->name.name[0] ? p->name.name : switches_process_name(sw, pid);
+        if (!t && tid != pid)
+                return ""; /* a thread no event told of: perf knows no comm of it either */
         if (!t || tid == pid || !t->name.name[0])
                 return pn;
         /* a Linux process (a thread of its own id leads it) names its threads by their comms;
@@ -127,12 +129,6 @@ const char *switches_comm(const struct switches *sw, uint32_t pid, uint32_t tid)
         if (!leader || !leader->has_pid || switches_thread_pid(leader) != pid)
                 return pn;
         return t->name.name;
-}
-
-void switches_comm_name(const struct switches *sw, uint32_t pid, uint32_t tid, char *buf,
-                        size_t size)
-{
-        snprintf(buf, size, "%s", switches_comm(sw, pid, tid));
 }
 
 /* The names of thread t (NULL: none) into a row's: its process's, and its own where it differs

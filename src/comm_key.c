@@ -97,7 +97,7 @@ static uint32_t comm_key(void *ctx, uint32_t pid, uint32_t tid)
         if (k->kind == COMM_THREAD) {
                 switches_owner_text(k->sw, true, pid, tid, true, text, sizeof(text));
         } else if (!tid || tid == UINT32_MAX) {
-                name = !tid ? IDLE_KEY : "[unknown]";
+                name = !tid ? IDLE_KEY : ":-1"; /* perf's, for a sample of no thread */
         } else {
                 /* a thread of its process's own id: a Linux trace (Windows ids never meet) */
                 if (tid == pid)

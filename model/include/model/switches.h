@@ -284,13 +284,10 @@ uint32_t switches_thread_cpus(struct switches *sw, uint32_t tid,
    named its C-state (has_cstates); "" when no idle period ended. */
 #define SWITCHES_CSTATE_UNKNOWN "unknown (no C-state data)"
 void switches_cstates_text(const struct switches_cpu_row *row, char *buf, size_t size);
-/* A thread's name as perf's comm gives it, into buf ("" where none is known): in a process led
-   by a thread of its own id (Linux), the leader's is the process's name, another thread's its
-   own, else its process's; in another (Windows: a thread's description is no comm), the
-   process's name. */
-void switches_comm_name(const struct switches *sw, uint32_t pid, uint32_t tid, char *buf,
-                        size_t size);
-/* The same, the model's own string (good until its next event). */
+/* A thread's name as perf's comm gives it (the model's own string, good until its next event;
+   "" where none is known): in a process led by a thread of its own id (Linux), the leader's is
+   the process's name, another thread's its own, else its process's; a thread no event told of
+   none; in another process (Windows: a thread's description is no comm), the process's name. */
 const char *switches_comm(const struct switches *sw, uint32_t pid, uint32_t tid);
 /* A hot row's process as text into buf: its name, "pid N" where no event named it, "Idle" for
    pid 0's samples of a module; with is_thread, its thread: "process/thread (tid)" (the process's
