@@ -199,8 +199,10 @@ else
         skip "threads: perf record or perf script failed: $(head -c 200 "$tmp/thr.rec.err")"
 fi
 
-# system-wide: the idle threads' comm is perf's swapper (a Windows trace's Idle), each comm's
-# samples in the CSV export as perf script's comms
+# system-wide: the idle threads' comm is perf's swapper (a Windows trace's Idle): its samples
+# in the CSV export as perf script's. (Not every comm: the machine's other processes, the
+# suite's among them, may rename a thread as it is sampled, a sample perf and etwtop order
+# apart from the rename at one time.)
 if perf_record "$tmp/all.data" "$tmp/all.rec.err" -a -e cpu-clock -F 1000 -- sleep 0.5 &&
         perf script -i "$tmp/all.data" -F comm >"$tmp/all.script" 2>/dev/null; then
         sed 's/^ *//; s/ *$//' "$tmp/all.script" | sort | uniq -c |
@@ -208,9 +210,13 @@ if perf_record "$tmp/all.data" "$tmp/all.rec.err" -a -e cpu-clock -F 1000 -- sle
         "$ETWTOP" --replay "$tmp/all.data" --export csv -s comm,sym -o "$tmp/all.csv" 2>/dev/null
         awk -F, '$1 == "Timer" {n[$7] += $4} END {for (c in n) print c "," n[c]}' "$tmp/all.csv" |
                 sort >"$tmp/all.etw"
-        check "system-wide: swapper's samples, as perf script's" grep -q '^swapper,' "$tmp/all.etw"
-        check "system-wide: each comm's samples as perf script's ($(comm -3 "$tmp/all.perf" "$tmp/all.etw" | head -4 | tr '\n\t' '  '))" \
-                cmp -s "$tmp/all.perf" "$tmp/all.etw"
+        want=$(grep '^swapper,' "$tmp/all.perf")
+        if [ -n "$want" ]; then
+                check "system-wide: swapper's samples as perf script's ($want; $(grep -E '^(swapper|Idle),' "$tmp/all.etw" | tr '\n' ' '))" \
+                        grep -qx "$want" "$tmp/all.etw"
+        else
+                skip "system-wide: no idle samples (every CPU was busy)"
+        fi
 else
         skip "system-wide: perf record -a or perf script failed: $(head -c 200 "$tmp/all.rec.err")"
 fi
