@@ -195,7 +195,10 @@ void sym_feed_event(struct sym_feed *f, const struct kevent *ev)
                 break;
         }
         case KEV_KERNEL_SYMBOL:
-                f->has_kernel_symbols = true;
+                /* a BPF program's (a perf.data's KSYMBOL) is not the kernel's image: the image's
+                   symbols are still looked for at the end */
+                if (!ev->kernel_symbol.module || strcmp(ev->kernel_symbol.module, "bpf") != 0)
+                        f->has_kernel_symbols = true;
                 sym_kernel_symbol(f->store, ev->kernel_symbol.addr, ev->kernel_symbol.size,
                                   ev->kernel_symbol.name, ev->kernel_symbol.module);
                 break;

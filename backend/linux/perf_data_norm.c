@@ -479,21 +479,32 @@ static void norm_sideband(struct conv_state *cs, const struct perf_data_record *
         arena_commit(cs, size, t.time ? t.time : cs->last_time);
 }
 
+/* PERF_RECORD_KSYMBOL (perf_event.h): addr u64, len u32, ksym_type u16, flags u16, name, after
+   the 8-byte header. A BPF program's or trampoline's text, which the kernel's image does not
+   hold: its symbol, in the kernel's "[bpf]" module as /proc/kallsyms names it. An unregistered
+   one stays (the samples before its end were in it); one registered later at its address takes
+   its place (perf_data_conv_scan's sort keeps the last). */
 static void keep_ksymbol(struct conv_state *cs, const struct perf_data_record *r)
 {
-        /* addr, len, ksym_type u16, flags u16, name */
-        if (r->size < 8 + 24)
+        enum { KSYM_NAME_OFF = 8 + 8 + 4 + 2 + 2, KSYM_TYPE_BPF = 1, KSYM_FLAG_UNREGISTER = 1 };
+        if (r->size <= KSYM_NAME_OFF)
                 return;
-        const char *name = (const char *)r->data + 32;
-        size_t n = strnlen(name, r->size - 32);
+        if (le_get16(r->data + 22) & KSYM_FLAG_UNREGISTER)
+                return;
+        const char *name = (const char *)r->data + KSYM_NAME_OFF;
+        size_t n = strnlen(name, r->size - KSYM_NAME_OFF);
+        if (!n)
+                return;
         cs->ksyms = xrealloc(cs->ksyms, (cs->nr_ksyms + 1) * sizeof(*cs->ksyms));
-        cs->ksym_names = xrealloc(cs->ksym_names, (cs->nr_ksyms + 1) * sizeof(*cs->ksym_names));
+        cs->ksym_names =
+                xrealloc(cs->ksym_names, (cs->nr_ksym_names + 1) * sizeof(*cs->ksym_names));
         char *copy = xmalloc(n + 1);
         memcpy(copy, name, n);
         copy[n] = '\0';
-        cs->ksym_names[cs->nr_ksyms] = copy;
-        cs->ksyms[cs->nr_ksyms] =
-                (struct perf_ksym){le_get64(r->data + 8), le_get32(r->data + 16), copy, ""};
+        bool is_bpf = le_get16(r->data + 20) == KSYM_TYPE_BPF || strncmp(copy, "bpf_", 4) == 0;
+        cs->ksym_names[cs->nr_ksym_names++] = copy;
+        cs->ksyms[cs->nr_ksyms] = (struct perf_ksym){le_get64(r->data + 8), le_get32(r->data + 16),
+                                                     copy, is_bpf ? "bpf" : ""};
         cs->nr_ksyms++;
 }
 
@@ -563,10 +574,39 @@ static void norm_record(struct conv_state *cs, const struct perf_data_record *r)
         }
 }
 
-static int cmp_ksym(const void *a, const void *b)
+/* The ksyms by address, one at an address: the last one the file registered there (sorted by
+   address and the file's order). */
+struct ksym_order {
+        uint64_t addr;
+        uint32_t i;
+};
+
+static int cmp_ksym_order(const void *a, const void *b)
 {
-        const struct perf_ksym *x = a, *y = b;
-        return x->addr < y->addr ? -1 : x->addr > y->addr;
+        const struct ksym_order *x = a, *y = b;
+        if (x->addr != y->addr)
+                return x->addr < y->addr ? -1 : 1;
+        return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static void ksyms_sort(struct conv_state *cs)
+{
+        uint32_t n = cs->nr_ksyms;
+        struct ksym_order *o = xmalloc(n * sizeof(*o));
+        for (uint32_t i = 0; i < n; i++)
+                o[i] = (struct ksym_order){cs->ksyms[i].addr, i};
+        qsort(o, n, sizeof(*o), cmp_ksym_order);
+        struct perf_ksym *sorted = xmalloc(n * sizeof(*sorted));
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < n; i++) {
+                if (k && sorted[k - 1].addr == o[i].addr)
+                        k--;
+                sorted[k++] = cs->ksyms[o[i].i];
+        }
+        free(o);
+        free(cs->ksyms);
+        cs->ksyms = sorted;
+        cs->nr_ksyms = k;
 }
 
 /* The first of a[lo..hi) (sorted) whose time is past t (is_past), or is t or later. */
@@ -684,7 +724,7 @@ void perf_data_norm_free(struct conv_state *cs)
                 perf_data_mem_free(&cs->recs_mem);
         else
                 free(cs->recs);
-        for (uint32_t i = 0; i < cs->nr_ksyms; i++)
+        for (uint32_t i = 0; i < cs->nr_ksym_names; i++)
                 free(cs->ksym_names[i]);
         free(cs->ksym_names);
         free(cs->ksyms);
@@ -804,7 +844,7 @@ struct perf_data_scan *perf_data_conv_scan(struct perf_data *pd)
                 free(tmp);
         }
         if (cs->nr_ksyms)
-                qsort(cs->ksyms, cs->nr_ksyms, sizeof(*cs->ksyms), cmp_ksym);
+                ksyms_sort(cs);
         return s;
 }
 

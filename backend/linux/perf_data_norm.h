@@ -62,8 +62,9 @@ struct conv_state {
         uint64_t last_time;
         uint32_t max_cpu;
         struct perf_ksym *ksyms; /* owned, names in ksym_names */
-        char **ksym_names;
+        char **ksym_names;       /* owned, the file's order */
         uint32_t nr_ksyms;
+        uint32_t nr_ksym_names;
         struct perf_data_conv_stats *st;
         /* each event's samples' periods (PERF_SAMPLE_PERIOD): a frequency event's interval is
            their mean */

@@ -221,5 +221,46 @@ else
         skip "system-wide: perf record -a or perf script failed: $(head -c 200 "$tmp/all.rec.err")"
 fi
 
+# a BPF program's samples: its symbol from the file's KSYMBOL record (bpf_prog_TAG_NAME, as
+# perf report names it; the name was read 8 bytes late, "_TAG_NAME"), in the kernel's [bpf]
+# module as /proc/kallsyms has it. The program: 2,000 additions run by BPF_PROG_TEST_RUN.
+cat >"$tmp/bpf.py" <<'PY'
+import ctypes, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+nr = {"x86_64": 321, "aarch64": 280}.get(__import__("platform").machine())
+if nr is None:
+    sys.exit(3)
+op = lambda code, imm: struct.pack("<BBhi", code, 0, 0, imm)
+insns = op(0xB7, 0) + op(0x07, 1) * 2000 + op(0x95, 0)
+ibuf, lic = ctypes.create_string_buffer(insns), ctypes.create_string_buffer(b"GPL")
+attr = ctypes.create_string_buffer(128)
+struct.pack_into("<IIQQIIQII16s", attr, 0, 1, len(insns) // 8, ctypes.addressof(ibuf),
+                 ctypes.addressof(lic), 0, 0, 0, 0, 0, b"etwtop_probe")
+fd = libc.syscall(nr, 5, attr, 128)
+if fd < 0:
+    sys.exit(3)
+data, run = ctypes.create_string_buffer(64), ctypes.create_string_buffer(128)
+struct.pack_into("<IIIIQQII", run, 0, fd, 0, 64, 0, ctypes.addressof(data), 0, int(sys.argv[1]), 0)
+sys.exit(0 if libc.syscall(nr, 10, run, 128) == 0 else 3)
+PY
+if ! command -v python3 >/dev/null; then
+        skip "bpf: no python3 to load a BPF program"
+elif ! python3 "$tmp/bpf.py" 1 2>/dev/null; then
+        skip "bpf: no BPF program can be loaded and run here (not root, or no bpf(2))"
+elif perf_record "$tmp/bpf.data" "$tmp/bpf.rec.err" -e cpu-clock -F 2000 -g -- \
+        python3 "$tmp/bpf.py" 400000 &&
+        perf report -i "$tmp/bpf.data" --no-children -n --sort sym --stdio -g none \
+                >"$tmp/bpf.report" 2>/dev/null &&
+        want=$(awk '$4 ~ /^bpf_prog_[0-9a-f]+_etwtop_probe$/ {print $4, $2; exit}' \
+                "$tmp/bpf.report") && [ -n "$want" ]; then
+        "$ETWTOP" --replay "$tmp/bpf.data" -b --top 100000 2>"$tmp/bpf.err" |
+                sed -n '/^Hot functions (Timer/,/^$/p' >"$tmp/bpf.txt"
+        got=$(awk '$6 ~ /^bpf_prog_/ && $7 == "[bpf]" {print $6, $3; exit}' "$tmp/bpf.txt")
+        check "bpf: the program's samples under its name (${got:-none}), as perf report's ($want)" \
+                [ "$got" = "$want" ]
+else
+        skip "bpf: perf recorded no sample in the BPF program (no JIT, or kallsyms hides it)"
+fi
+
 echo "$nr_pass passed, $nr_fail failed, $nr_skip skipped"
 [ $nr_fail = 0 ]
