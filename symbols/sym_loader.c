@@ -182,7 +182,7 @@ uint32_t symbols_module_get(struct sym_store *s, const struct sym_image *im)
         if (id)
                 return id;
         char short_name[256];
-        snprintf(short_name, sizeof(short_name), "%s", module_name_of_path(path));
+        module_short_name(short_name, sizeof(short_name), path);
         id = symbols_module_new(s, kind, path, short_name);
         struct module *m = s->modules[id];
         if (kind != MOD_PE) {
@@ -278,6 +278,7 @@ static void load_module(struct sym_store *s, struct module *m)
                 break;
         }
         case MOD_CLR: break; /* built from events, never loaded (symbols_clr_table_refresh) */
+        case MOD_BPF: break; /* built from events, never loaded (sym_bpf.c) */
         case MOD_JIT:
                 rc = sym_jit_load(m->jit_pid, &m->table, m->file_used, sizeof(m->file_used),
                                   m->note, sizeof(m->note));
@@ -458,6 +459,10 @@ void sym_kernel_symbol(struct sym_store *s, uint64_t addr, uint64_t size, const 
 {
         if (!s || !name || !*name)
                 return;
+        if (module && strcmp(module, "bpf") == 0) {
+                symbols_bpf_program(s, addr, size, name);
+                s->nr_bpf_ksyms++;
+        }
         if (s->nr_ksyms == s->cap_ksyms) {
                 s->cap_ksyms = s->cap_ksyms ? s->cap_ksyms * 2 : 1024;
                 s->ksyms = xrealloc(s->ksyms, s->cap_ksyms * sizeof(*s->ksyms));

@@ -73,6 +73,15 @@ struct sym_loc sym_locate_ex(struct sym_store *s, uint32_t pid, uint64_t addr, b
         if (!s)
                 return loc;
         bool is_kernel = addr >= KERNEL_START;
+        if (is_kernel && s->nr_bpf_progs) {
+                /* a BPF program's text, which the kernel's image map may span */
+                uint32_t id = symbols_bpf_module_at(s, addr, &loc.rel);
+                if (id) {
+                        loc.module = id;
+                        *is_everyones = true;
+                        return loc;
+                }
+        }
         struct space *sp = space_find_cached(s, is_kernel ? 0 : pid, is_kernel);
         const struct mapping *m = sp ? space_lookup_hinted(sp, addr) : NULL;
         /* the kernel's own images place it: every process's answer */
@@ -101,7 +110,7 @@ struct sym_loc sym_locate_ex(struct sym_store *s, uint32_t pid, uint64_t addr, b
                    modules were not described (a Windows trace's driver addresses that no image
                    event described stay unknown; so do a perf.data's outside its kernel's and
                    modules' maps, as perf report has them) */
-                if (s->opt.is_live || s->nr_ksyms || s->ksym_set ||
+                if (s->opt.is_live || s->nr_ksyms > s->nr_bpf_ksyms || s->ksym_set ||
                     (s->has_linux_kernel && !s->has_kernel_images))
                         loc.module = s->kernel_module;
                 return loc;

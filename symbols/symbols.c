@@ -160,6 +160,7 @@ void sym_store_free(struct sym_store *s)
         free(s->src);
         free(s->src_frames);
         free(s->ksyms);
+        free(s->bpf_progs);
         sym_table_free(s->ksym_set);
         free(s->queue);
         sym_path_free(s->path);

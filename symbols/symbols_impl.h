@@ -33,8 +33,15 @@
 #define MAX_SRC_FRAMES         32
 
 /* MOD_CLR: one .NET module's JIT-compiled methods in one process, from a recording's CLR
-   method events (their names and address ranges; no file behind them) */
-enum module_kind { MOD_ELF, MOD_VDSO, MOD_PE, MOD_KERNEL, MOD_JIT, MOD_CLR };
+   method events (their names and address ranges; no file behind them). MOD_BPF: one BPF
+   program, its one symbol from a recording's kernel symbols (sym_bpf.c) */
+enum module_kind { MOD_ELF, MOD_VDSO, MOD_PE, MOD_KERNEL, MOD_JIT, MOD_CLR, MOD_BPF };
+
+/* A BPF program's text and its module (sym_bpf.c) */
+struct bpf_prog {
+        uint64_t start, size;
+        uint32_t module;
+};
 
 struct clr_method {
         uint64_t start, size;
@@ -213,6 +220,9 @@ struct sym_store {
         struct sym_table *ksym_set; /* owned: sym_kernel_symbols_take's (the kernel's table
                                        itself while no ksyms come: not the module's to free) */
         uint32_t nr_ksyms, cap_ksyms;
+        struct bpf_prog *bpf_progs; /* owned: by start, none overlapping at a start */
+        uint32_t nr_bpf_progs, cap_bpf_progs;
+        uint32_t nr_bpf_ksyms; /* of nr_ksyms, the "bpf" module's: no symbol of the kernel's */
         bool is_ksyms_dirty;
         uint32_t nr_ksym_tables; /* the recording's kernel tables built: sym_answers_epoch */
         /* loader */
@@ -277,6 +287,10 @@ struct space *symbols_space_probe(struct sym_store *s, uint32_t pid);
 /* sym_clr.c */
 /* Rebuilds a MOD_CLR module's table after methods came. */
 void symbols_clr_table_refresh(struct sym_store *s, struct module *m);
+/* sym_bpf.c: a BPF program at addr (a KernelSymbol of the "bpf" module), a module of its own;
+   the module of the program holding addr (0: none) and addr's offset in it. */
+void symbols_bpf_program(struct sym_store *s, uint64_t addr, uint64_t size, const char *name);
+uint32_t symbols_bpf_module_at(const struct sym_store *s, uint64_t addr, uint64_t *rel);
 /* The method of sp at addr, or NULL. Of methods that overlap (code reused after an unload), the
    one that starts last before addr. */
 const struct space_method *symbols_space_method_at(struct space *sp, uint64_t addr);

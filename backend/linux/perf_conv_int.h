@@ -374,6 +374,13 @@ int conv_sample_id(const struct perf_conv_event *ev, const uint8_t *rec, uint32_
                    struct perf_sample_id *sid);
 const struct perf_conv_event *conv_sid_event(struct perf_conv *c, const struct perf_conv_event *ev,
                                              const struct perf_sample_id *sid);
+/* One etwtop/KernelSymbol event (perf_convert.c). */
+int conv_emit_kernel_symbol(struct perf_conv *c, uint32_t cpu, uint64_t ts,
+                            const struct perf_ksym *sym);
+/* PERF_RECORD_KSYMBOL: a BPF program's text registered, its KernelSymbol (in the kernel's "bpf"
+   module) at its time, before the samples in it (an unregistered one: nothing). */
+int conv_ksymbol(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,
+                 const struct perf_conv_event *ev);
 int conv_comm(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,
               const struct perf_conv_event *ev);
 int conv_task(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,

@@ -114,6 +114,27 @@ const struct perf_conv_event *conv_sid_event(struct perf_conv *c, const struct p
         return ev;
 }
 
+int conv_ksymbol(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,
+                 const struct perf_conv_event *ev)
+{
+        /* header, addr u64, len u32, ksym_type u16, flags u16, name (NUL-padded to 8 bytes),
+           the sample_id trailer */
+        enum { NAME_OFF = 24, KSYM_TYPE_BPF = 1, KSYM_FLAG_UNREGISTER = 1 };
+        struct perf_sample_id sid;
+        if (size <= NAME_OFF || conv_sample_id(ev, rec, size, &sid) < 0)
+                return -EBADMSG;
+        if (le_get16(rec + 22) & KSYM_FLAG_UNREGISTER)
+                return 0;
+        char name[256];
+        size_t max = size - NAME_OFF < sizeof(name) - 1 ? size - NAME_OFF : sizeof(name) - 1;
+        conv_clip(name, (const char *)rec + NAME_OFF, max);
+        if (!name[0] || (le_get16(rec + 20) != KSYM_TYPE_BPF && strncmp(name, "bpf_", 4) != 0))
+                return 0;
+        uint32_t cpu = conv_writer_cpu(c, sid.has_cpu, sid.cpu, ring_cpu);
+        struct perf_ksym sym = {le_get64(rec + 8), le_get32(rec + 16), name, "bpf"};
+        return conv_emit_kernel_symbol(c, cpu, conv_stamp(c, cpu, sid.time), &sym);
+}
+
 int conv_comm(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,
               const struct perf_conv_event *ev)
 {

@@ -338,6 +338,7 @@ int perf_conv_record_ev(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *r
         case PERF_RECORD_LOST: rc = conv_lost(c, ring_cpu, rec, size, ev); break;
         case PERF_RECORD_SWITCH:
         case PERF_RECORD_SWITCH_CPU_WIDE: rc = conv_switch(c, ring_cpu, rec, size, ev); break;
+        case PERF_RECORD_KSYMBOL: rc = conv_ksymbol(c, ring_cpu, rec, size, ev); break;
         default: rc = 0; break; /* throttling and the like: nothing to write */
         }
         if (rc == -EBADMSG)
@@ -401,6 +402,20 @@ size_t perf_conv_last_at_or_below(const void *base, size_t stride, size_t nr, si
         return lo;
 }
 
+int conv_emit_kernel_symbol(struct perf_conv *c, uint32_t cpu, uint64_t ts,
+                            const struct perf_ksym *sym)
+{
+        EVENT_DESCRIPTOR desc = {ETWTOP_EVENT_KERNEL_SYMBOL, 1, 0, 4, 0, 0, 0};
+        uint8_t *p = c->payload;
+        st64(p, sym->addr);
+        st64(p + 8, sym->size);
+        uint32_t n = 16 + conv_put_cstr(p + 16, sym->name, 1024);
+        n += conv_put_cstr(p + n, sym->module ? sym->module : "", 256);
+        uint32_t size =
+                etl_record_event64(c->rec, &etwtop_provider_guid, &desc, 0, 0, ts, NULL, 0, p, n);
+        return conv_emit(c, cpu, size);
+}
+
 int perf_conv_kernel_symbols(struct perf_conv *c, const struct perf_ksym *syms, size_t nr,
                              uint32_t cpu, uint64_t ts)
 {
@@ -421,17 +436,9 @@ int perf_conv_kernel_symbols(struct perf_conv *c, const struct perf_ksym *syms, 
         }
         free(addrs);
         int rc = 0, nr_written = 0;
-        EVENT_DESCRIPTOR desc = {ETWTOP_EVENT_KERNEL_SYMBOL, 1, 0, 4, 0, 0, 0};
         for (size_t k = 0; k < nr_hit && rc == 0; k++) {
                 size_t i = hit[k];
-                uint8_t *p = c->payload;
-                st64(p, syms[i].addr);
-                st64(p + 8, syms[i].size);
-                uint32_t n = 16 + conv_put_cstr(p + 16, syms[i].name, 1024);
-                n += conv_put_cstr(p + n, syms[i].module ? syms[i].module : "", 256);
-                uint32_t size = etl_record_event64(c->rec, &etwtop_provider_guid, &desc, 0, 0, ts,
-                                                   NULL, 0, p, n);
-                rc = conv_emit(c, cpu, size);
+                rc = conv_emit_kernel_symbol(c, cpu, ts, &syms[i]);
                 nr_written++;
         }
         free(hit);

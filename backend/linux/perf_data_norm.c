@@ -567,8 +567,11 @@ static void norm_record(struct conv_state *cs, const struct perf_data_record *r)
                 cs->st->nr_not_shown[r->type]++; /* the kernel sampled less for a while */
                 return;
         case PERF_RECORD_KSYMBOL:
+                /* its symbol at the end, for the addresses the samples hit (as the kernel's);
+                   a BPF program's also at its time: a module of its own before its samples */
                 keep_ksymbol(cs, r);
                 cs->st->nr_ksymbols++;
+                norm_sideband(cs, r, ev);
                 return;
         default: not_converted(cs, r->type); return;
         }

@@ -222,8 +222,9 @@ else
 fi
 
 # a BPF program's samples: its symbol from the file's KSYMBOL record (bpf_prog_TAG_NAME, as
-# perf report names it; the name was read 8 bytes late, "_TAG_NAME"), in the kernel's [bpf]
-# module as /proc/kallsyms has it. The program: 2,000 additions run by BPF_PROG_TEST_RUN.
+# perf report names it; the name was read 8 bytes late, "_TAG_NAME"), a module of its own of
+# that name as perf report's dso (it was under [kernel.kallsyms]). The program: 2,000 additions
+# run by BPF_PROG_TEST_RUN.
 cat >"$tmp/bpf.py" <<'PY'
 import ctypes, struct, sys
 libc = ctypes.CDLL(None, use_errno=True)
@@ -249,14 +250,14 @@ elif ! python3 "$tmp/bpf.py" 1 2>/dev/null; then
         skip "bpf: no BPF program can be loaded and run here (not root, or no bpf(2))"
 elif perf_record "$tmp/bpf.data" "$tmp/bpf.rec.err" -e cpu-clock -F 2000 -g -- \
         python3 "$tmp/bpf.py" 400000 &&
-        perf report -i "$tmp/bpf.data" --no-children -n --sort sym --stdio -g none \
+        perf report -i "$tmp/bpf.data" --no-children -n --sort dso,sym --stdio -g none \
                 >"$tmp/bpf.report" 2>/dev/null &&
-        want=$(awk '$4 ~ /^bpf_prog_[0-9a-f]+_etwtop_probe$/ {print $4, $2; exit}' \
+        want=$(awk '$5 ~ /^bpf_prog_[0-9a-f]+_etwtop_probe$/ {print $3, $5, $2; exit}' \
                 "$tmp/bpf.report") && [ -n "$want" ]; then
         "$ETWTOP" --replay "$tmp/bpf.data" -b --top 100000 2>"$tmp/bpf.err" |
                 sed -n '/^Hot functions (Timer/,/^$/p' >"$tmp/bpf.txt"
-        got=$(awk '$6 ~ /^bpf_prog_/ && $7 == "[bpf]" {print $6, $3; exit}' "$tmp/bpf.txt")
-        check "bpf: the program's samples under its name (${got:-none}), as perf report's ($want)" \
+        got=$(awk '$6 ~ /^bpf_prog_/ {print $5, $6, $3; exit}' "$tmp/bpf.txt")
+        check "bpf: the program's module, name and samples (${got:-none}) as perf report's ($want)" \
                 [ "$got" = "$want" ]
 else
         skip "bpf: perf recorded no sample in the BPF program (no JIT, or kallsyms hides it)"

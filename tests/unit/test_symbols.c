@@ -13,6 +13,7 @@
 
 #include "symbols/kallsyms.h"
 #include "symbols/kernel_running.h"
+#include "symbols/module_name.h"
 #include "symbols/symbols.h"
 #include "util/kallsyms_text.h"
 
@@ -940,6 +941,70 @@ static void test_kernel32(void **state)
         sym_store_free(s);
 }
 
+/* A module's short name: the file's name; a Linux kernel module's as perf report has it, its
+   extension and compression gone, its dashes underscores, in brackets; a clipped buffer stays
+   a string. */
+static void test_module_short_name(void **state)
+{
+        (void)state;
+        char buf[64];
+        module_short_name(buf, sizeof(buf), "/usr/lib/x86_64-linux-gnu/libc.so.6");
+        assert_string_equal(buf, "libc.so.6");
+        module_short_name(buf, sizeof(buf), "\\Windows\\System32\\ntdll.dll");
+        assert_string_equal(buf, "ntdll.dll");
+        module_short_name(buf, sizeof(buf), "/lib/modules/5.15/kernel/drivers/usb/xhci-pci.ko.xz");
+        assert_string_equal(buf, "[xhci_pci]");
+        module_short_name(buf, sizeof(buf), "/lib/modules/6.6/kernel/fs/ext4/ext4.ko.zst");
+        assert_string_equal(buf, "[ext4]");
+        module_short_name(buf, sizeof(buf), "nvidia-uvm.ko");
+        assert_string_equal(buf, "[nvidia_uvm]");
+        module_short_name(buf, sizeof(buf), "[ccp]");
+        assert_string_equal(buf, "[ccp]");
+        module_short_name(buf, sizeof(buf), "/tmp/.ko");
+        assert_string_equal(buf, ".ko");
+        module_short_name(buf, sizeof(buf), "/tmp/notes.kobj");
+        assert_string_equal(buf, "notes.kobj");
+        assert_int_equal(module_short_name(buf, 4, "/lib/modules/a-b-c.ko"), 7);
+        assert_string_equal(buf, "[a_");
+}
+
+/* A BPF program (a KernelSymbol of the "bpf" module): a module of its own named as its symbol,
+   as perf report's dso, before the kernel's image whose map spans it; one loaded later at its
+   address takes its place; told twice, one module. */
+static void test_bpf_programs(void **state)
+{
+        (void)state;
+        struct sym_store *s = store_new(NULL, 0, true);
+        struct sym_image k = {
+                0, 0xffffffff81000000ull, 0x7e000000ull, 0, "[kernel.kallsyms]", NULL, 0, 0, 0};
+        sym_image_load(s, &k);
+        uint32_t kernel = sym_locate(s, 0, 0xffffffff81000100ull).module;
+        sym_kernel_symbol(s, 0xffffffffc0026e9cull, 0x100, "bpf_prog_44170d3d_probe", "bpf");
+        sym_kernel_symbol(s, 0xffffffffc0026e9cull, 0x100, "bpf_prog_44170d3d_probe", "bpf");
+        sym_kernel_symbol(s, 0xffffffffc0010000ull, 0x40, "bpf_prog_aa_first", "bpf");
+        struct sym_loc loc = sym_locate(s, 1234, 0xffffffffc0026ea0ull);
+        assert_int_not_equal(loc.module, kernel);
+        assert_int_equal(loc.rel, 4);
+        struct sym_module_info info;
+        assert_true(sym_module_info(s, loc.module, &info));
+        assert_string_equal(info.name, "bpf_prog_44170d3d_probe");
+        struct sym_frame f;
+        sym_resolve(s, loc, &f);
+        assert_int_equal(f.state, SYM_RESOLVED);
+        assert_string_equal(sym_name(s, f.function), "bpf_prog_44170d3d_probe");
+        assert_int_equal(f.offset, 4);
+        assert_int_equal(sym_locate(s, 0, 0xffffffffc0026e9cull + 0x100).module, kernel);
+        uint32_t first = sym_locate(s, 0, 0xffffffffc0010010ull).module;
+        assert_int_not_equal(first, kernel);
+        assert_int_not_equal(first, loc.module);
+        sym_kernel_symbol(s, 0xffffffffc0026e9cull, 0x80, "bpf_prog_55_later", "bpf");
+        assert_true(sym_module_info(s, sym_locate(s, 0, 0xffffffffc0026ea0ull).module, &info));
+        assert_string_equal(info.name, "bpf_prog_55_later");
+        assert_int_equal(sym_locate(s, 0, 0xffffffffc0026e9cull + 0x90).module, kernel);
+        assert_int_equal(sym_locate(s, 0, 0xffffffffc0010010ull).module, first);
+        sym_store_free(s);
+}
+
 /* A kernel address outside every described kernel image: the kernel's where only the kernel's
    own image was described (its modules named by its symbols); unknown where its modules were
    described too (a perf.data's maps, as perf report has such a sample: [unknown]), unless
@@ -961,6 +1026,10 @@ static void test_kernel_outside_images(void **state)
         uint32_t m = sym_locate(s, 1234, 0xffffffffc0600010ull).module;
         assert_int_not_equal(m, 0);
         assert_int_not_equal(m, kernel);
+        /* named as perf report names a kernel module: [ext4], not ext4.ko */
+        struct sym_module_info info;
+        assert_true(sym_module_info(s, m, &info));
+        assert_string_equal(info.name, "[ext4]");
         assert_int_equal(sym_locate(s, 1234, stray).module, 0);
         assert_int_equal(sym_locate(s, 0, stray).module, 0);
         sym_kernel_symbol(s, 0xffffffffc0170000ull, 0x1000, "jbd2_journal_start", "jbd2");
@@ -2175,6 +2244,8 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_kernel32),
+                cmocka_unit_test(test_module_short_name),
+                cmocka_unit_test(test_bpf_programs),
                 cmocka_unit_test(test_kernel_outside_images),
                 cmocka_unit_test(test_arm64_kernel_half),
                 cmocka_unit_test(test_anonymous_paths),
