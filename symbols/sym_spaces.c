@@ -309,6 +309,31 @@ struct mapping *symbols_space_lookup(const struct space *sp, uint64_t addr)
         return &sp->maps[lo - 1];
 }
 
+bool symbols_is_jit_memory(const char *path)
+{
+        /* perf's is_anon_memory and is_no_dso_memory: map__new's /tmp/perf-PID.map */
+        return strncmp(path, "//anon", 6) == 0 || strncmp(path, "/dev/zero", 9) == 0 ||
+               strncmp(path, "/anon_hugepage", 14) == 0 || strncmp(path, "[stack", 6) == 0 ||
+               strncmp(path, "/SYSV", 5) == 0 || strcmp(path, "[heap]") == 0;
+}
+
+uint32_t symbols_jit_module(struct sym_store *s, struct space *sp)
+{
+        if (sp->jit_module)
+                return sp->jit_module;
+        char path[64], name[64];
+        snprintf(path, sizeof(path), "/tmp/perf-%u.map", sp->pid);
+        snprintf(name, sizeof(name), "[JIT] tid %u", sp->pid);
+        uint32_t id = symbols_module_new(s, MOD_JIT, path, name);
+        struct module *m = s->modules[id];
+        m->jit_pid = sp->pid;
+        if (access(path, F_OK) != 0)
+                atomic_store_explicit(&m->state, LS_FAILED, memory_order_release); /* quietly:
+                        most JITs write no map, and perf report says nothing of it */
+        sp->jit_module = id;
+        return id;
+}
+
 void sym_image_load_at(struct sym_store *s, const struct sym_image *im, uint64_t time)
 {
         if (!s || !im || !im->size || im->base + im->size < im->base)
@@ -322,8 +347,14 @@ void sym_image_load_at(struct sym_store *s, const struct sym_image *im, uint64_t
                 symbols_is_anonymous(path) && (s->opt.is_live || !symbols_is_named_anonymous(path));
         /* an anonymous map is a hole (module 0) in the maps it lands on: the code a driver
            generates where a library it dlclose()d lay is no longer that library's, as perf
-           cuts the older maps a new one overlaps */
-        uint32_t id = is_anonymous ? 0 : symbols_module_get(s, im);
+           cuts the older maps a new one overlaps. A recording's executable anonymous map of a
+           process is its JIT's code, as perf report has it: "[JIT] tid PID", its functions
+           from /tmp/perf-PID.map where that file is (live, the lookup finds the map file
+           itself: sym_locate_ex) */
+        bool is_jit = !s->opt.is_live && im->pid && symbols_is_jit_memory(path);
+        uint32_t id = is_jit         ? symbols_jit_module(s, symbols_space_get(s, im->pid))
+                      : is_anonymous ? 0
+                                     : symbols_module_get(s, im);
         if (id && id == s->kernel_module)
                 s->has_linux_kernel = true;
         else if (id && im->pid == 0)
@@ -334,8 +365,12 @@ void sym_image_load_at(struct sym_store *s, const struct sym_image *im, uint64_t
         struct space *sp = symbols_space_get(s, im->pid);
         if (time && time < sp->start_time)
                 return; /* mapped by the program before the process's last start */
-        struct mapping m = {im->base, im->base + im->size,          im->file_offset,
-                            id,       id && id == s->kernel_module, time};
+        struct mapping m = {im->base,
+                            im->base + im->size,
+                            im->file_offset,
+                            id,
+                            (id && id == s->kernel_module) || is_jit,
+                            time};
         if (time)
                 space_add_timed(sp, m);
         else

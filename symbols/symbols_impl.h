@@ -265,6 +265,11 @@ bool symbols_is_anonymous(const char *path);
 /* Whether an anonymous path names its memory: a memfd's ("/memfd:NAME"), or a name given to
    anonymous memory ("[anon:NAME]", prctl PR_SET_VMA_ANON_NAME): no file to read. */
 bool symbols_is_named_anonymous(const char *path);
+/* A map perf takes for a JIT's code when executable (anonymous memory, a stack, a heap, SysV
+   shared memory), and the MOD_JIT module of sp's /tmp/perf-PID.map, "[JIT] tid PID" (made once
+   a program; failed, quietly, where no map file is). */
+bool symbols_is_jit_memory(const char *path);
+uint32_t symbols_jit_module(struct sym_store *s, struct space *sp);
 /* Rebuilds the kernel module's table from the recorded symbols, after new ones came. */
 void symbols_kernel_table_refresh(struct sym_store *s);
 void *symbols_loader_main(void *arg);

@@ -171,7 +171,7 @@ for f in "$dir"/*; do
         # ~/.cargo/bin/cargo and a toolchain's, one row; a kernel module, which perf calls
         # [i915] or by its .ko's path, [i915]): the samples placed in the images
         # the file's maps give, in time order with them (an anonymous executable map, perf's
-        # perf-PID.map, is no image: [unknown]; the kernel, which perf names by the vmlinux
+        # perf-PID.map, is perf report's "[JIT] tid PID"; the kernel, which perf names by the vmlinux
         # the recording found, is [kernel.kallsyms]). perf.data.lost_samples-4.4: 3 :pp
         # samples skidded across the kernel boundary (a kernel address with the user mode bit,
         # a user address with the kernel's); perf 6.1 looks them up in the mode's maps and
@@ -184,7 +184,7 @@ for f in "$dir"/*; do
         perf script -i "$f" -G -F event,ip,dso 2>/dev/null | awk '{
                         e = $1; sub(/:$/, "", e)
                         d = $0; sub(/^[^(]*\(/, "", d); sub(/\)$/, "", d); sub(/ \(deleted\)$/, "", d)
-                        n = split(d, a, "/"); m = a[n]; if (m ~ /^perf-[0-9]+\.map$/) m = "[unknown]"
+                        n = split(d, a, "/"); m = a[n]; if (m ~ /^perf-[0-9]+\.map$/) m = "[JIT]"
                         if (m ~ /^vmlinux/ && d ~ /^\//) m = "[kernel.kallsyms]"
                         if (sub(/\.ko(\.[a-z]+)?$/, "", m)) { gsub(/-/, "_", m); m = "[" m "]" }
                         print e, m }' | etw_name | awk -v x="$not_hot" '$1 !~ x' | sort | uniq -c |

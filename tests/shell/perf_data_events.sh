@@ -263,5 +263,47 @@ else
         skip "bpf: perf recorded no sample in the BPF program (no JIT, or kallsyms hides it)"
 fi
 
+# JIT code: a recording's executable anonymous map is perf report's "[JIT] tid PID", its
+# functions named by /tmp/perf-PID.map (the JIT's, as node --perf-basic-prof writes it) where
+# that file is; etwtop named them [unknown] and their raw addresses. The JIT: a spin loop
+# written into anonymous executable memory and called (x86-64 code).
+cat >"$tmp/jit.py" <<'PY'
+import ctypes, mmap, os, sys
+n = int(sys.argv[1])
+code = b"\xb9" + n.to_bytes(4, "little") + b"\xff\xc9\x75\xfc\xc3"  # mov ecx,n; dec; jnz; ret
+m = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+m.write(code)
+addr = ctypes.addressof(ctypes.c_char.from_buffer(m))
+with open("/tmp/perf-%d.map" % os.getpid(), "w") as f:
+    f.write("%x %x etwtop_jitted_spin\n" % (addr, len(code)))
+print(os.getpid(), flush=True)
+fn = ctypes.CFUNCTYPE(None)(addr)
+for i in range(int(sys.argv[2])):
+    fn()
+PY
+if ! command -v python3 >/dev/null || [ "$(uname -m)" != x86_64 ]; then
+        skip "jit: no python3, or not x86-64 (the JIT's code is x86-64's)"
+elif perf_record "$tmp/jit.data" "$tmp/jit.rec.err" -e cpu-clock -F 2000 -- \
+        sh -c "python3 '$tmp/jit.py' 50000000 6 >'$tmp/jit.pid'" &&
+        jpid=$(cat "$tmp/jit.pid") && [ -n "$jpid" ] &&
+        perf report -i "$tmp/jit.data" --no-children -n --sort dso,sym --stdio -g none \
+                >"$tmp/jit.report" 2>/dev/null &&
+        want=$(awk '$7 == "etwtop_jitted_spin" {print $3, $4, $5, $7, $2; exit}' \
+                "$tmp/jit.report") && [ -n "$want" ]; then
+        "$ETWTOP" --replay "$tmp/jit.data" -b --top 100000 2>"$tmp/jit.err" |
+                sed -n '/^Hot functions (Timer/,/^$/p' >"$tmp/jit.txt"
+        got=$(awk '$8 == "etwtop_jitted_spin" {print $5, $6, $7, $8, $3; exit}' "$tmp/jit.txt")
+        check "jit: the JIT's function, its module and samples (${got:-none}) as perf report's ($want)" \
+                [ "$got" = "$want" ]
+        rm -f "/tmp/perf-$jpid.map"
+        "$ETWTOP" --replay "$tmp/jit.data" -b --top 100000 2>"$tmp/jit2.err" |
+                sed -n '/^Hot modules (Timer/,/^$/p' >"$tmp/jit2.txt"
+        check "jit: without the map file, still the JIT's module, and no message of it" \
+                sh -c "grep -q '\[JIT\] tid $jpid' '$tmp/jit2.txt' && ! grep -q 'perf-$jpid' '$tmp/jit2.err'"
+else
+        rm -f "/tmp/perf-$(cat "$tmp/jit.pid" 2>/dev/null).map"
+        skip "jit: perf recorded no sample in the JIT's map: $(head -c 200 "$tmp/jit.rec.err")"
+fi
+
 echo "$nr_pass passed, $nr_fail failed, $nr_skip skipped"
 [ $nr_fail = 0 ]

@@ -307,21 +307,18 @@ static void test_mapping_cuts(void **state)
         sym_store_free(s);
 }
 
-/* Mappings of no file (anonymous memory, /dev/zero, the heap) place nothing; files do,
-   whatever their first bytes (the quick test of a path's first two bytes). A memfd's map (or a
-   named anonymous one, "[anon:v8]") is a recording's module, named as perf report names it (a
+/* Mappings of no file (the vvar page, an anon inode) place nothing; anonymous memory, /dev/zero,
+   a heap or a stack, executable in a recording, are the process's JIT code as perf report has
+   them ("[JIT] tid PID", the address itself looked up in /tmp/perf-PID.map); files place their
+   own module whatever their first bytes (the quick test of a path's first two bytes). A memfd's map
+   (or a named anonymous one, "[anon:v8]") is a recording's module, named as perf report names it (a
    driver's generated code: ".glXXXXXX (deleted)"); live it places nothing, its code looked up
    as JIT code (perf-PID.map: .NET maps its code twice through "memfd:doublemapper"). */
 static void test_anonymous_paths(void **state)
 {
         (void)state;
-        static const char *const anon[] = {"",
-                                           "//anon",
-                                           "[heap]",
-                                           "[stack]",
-                                           "[vvar]",
-                                           "anon_inode:[perf]",
-                                           "/dev/zero (deleted)"};
+        static const char *const anon[] = {"", "[vvar]", "anon_inode:[perf]"};
+        static const char *const jit[] = {"//anon", "[heap]", "[stack]", "/dev/zero (deleted)"};
         /* a memfd's map and a name given to anonymous memory: a recording's modules, live none */
         static const struct {
                 const char *path;
@@ -358,6 +355,33 @@ static void test_anonymous_paths(void **state)
                 sym_image_load(s, &im);
                 assert_int_equal(sym_locate(s, PID, base + 16).module, 0);
         }
+        uint32_t jit_module = 0;
+        for (uint32_t i = 0; i < sizeof(jit) / sizeof(jit[0]); i++, base += 0x100000) {
+                struct sym_image im = {PID, base, 0x1000, 0, jit[i], NULL, 0, 0, 0};
+                sym_image_load(s, &im);
+                struct sym_loc loc = sym_locate(s, PID, base + 16);
+                assert_int_not_equal(loc.module, 0);
+                assert_int_equal(loc.rel, base + 16);
+                if (!jit_module)
+                        jit_module = loc.module;
+                assert_int_equal(loc.module, jit_module); /* one a process */
+                char buf[64], want[64];
+                sym_format(s, loc, buf, sizeof(buf));
+                snprintf(want, sizeof(want), "[JIT] tid %u+0x%" PRIx64, PID, base + 16);
+                assert_string_equal(buf, want);
+        }
+        for (int is_live = 0; is_live < 2; is_live++) {
+                /* a map of the kernel's (pid 0) is no JIT's; live, the lookup finds the map file
+                   itself (test_jit_map) */
+                struct sym_options o = {.is_synchronous = true, .is_live = is_live};
+                struct sym_store *k = NULL;
+                assert_int_equal(sym_store_new(&k, &o), 0);
+                struct sym_image im = {
+                        is_live ? PID : 0, 0x5000000, 0x1000, 0, "//anon", NULL, 0, 0, 0};
+                sym_image_load(k, &im);
+                assert_int_equal(sym_locate(k, im.pid, 0x5000010).module, 0);
+                sym_store_free(k);
+        }
         for (uint32_t i = 0; i < sizeof(file) / sizeof(file[0]); i++, base += 0x100000) {
                 struct sym_image im = {PID, base, 0x1000, 0, file[i], NULL, 0, 0, 0};
                 sym_image_load(s, &im);
@@ -370,11 +394,11 @@ static void test_anonymous_paths(void **state)
         struct sym_image lib = {PID,  base, 0xe000, 0, "/usr/lib64/libdrm_amdgpu.so.1",
                                 NULL, 0,    0,      0};
         sym_image_load_at(s, &lib, 100);
-        struct sym_image jit = {PID, base + 0x4000, 0x1000, base + 0x4000, "//anon", NULL, 0, 0, 0};
-        sym_image_load_at(s, &jit, 200);
+        struct sym_image gen = {PID, base + 0x4000, 0x1000, base + 0x4000, "//anon", NULL, 0, 0, 0};
+        sym_image_load_at(s, &gen, 200);
         uint32_t lib_module = sym_locate(s, PID, base + 0x10).module;
         assert_int_not_equal(lib_module, 0);
-        assert_int_equal(sym_locate(s, PID, base + 0x4006).module, 0);
+        assert_int_equal(sym_locate(s, PID, base + 0x4006).module, jit_module);
         assert_int_equal(sym_locate(s, PID, base + 0x5006).module, lib_module);
         assert_int_equal(sym_locate(s, PID, base + 0x5006).rel, 0x5006);
         struct sym_image old = {PID, base + 0x8000, 0x1000, 0, "//anon", NULL, 0, 0, 0};
