@@ -355,11 +355,13 @@ static void test_anonymous_paths(void **state)
                 sym_image_load(s, &im);
                 assert_int_equal(sym_locate(s, PID, base + 16).module, 0);
         }
+        /* a pid past the kernel's largest pid_max (2^22): no process's /tmp/perf-PID.map */
+        const uint32_t jit_pid = (1u << 22) + 1;
         uint32_t jit_module = 0;
         for (uint32_t i = 0; i < sizeof(jit) / sizeof(jit[0]); i++, base += 0x100000) {
-                struct sym_image im = {PID, base, 0x1000, 0, jit[i], NULL, 0, 0, 0};
+                struct sym_image im = {jit_pid, base, 0x1000, 0, jit[i], NULL, 0, 0, 0};
                 sym_image_load(s, &im);
-                struct sym_loc loc = sym_locate(s, PID, base + 16);
+                struct sym_loc loc = sym_locate(s, jit_pid, base + 16);
                 assert_int_not_equal(loc.module, 0);
                 assert_int_equal(loc.rel, base + 16);
                 if (!jit_module)
@@ -367,7 +369,7 @@ static void test_anonymous_paths(void **state)
                 assert_int_equal(loc.module, jit_module); /* one a process */
                 char buf[64], want[64];
                 sym_format(s, loc, buf, sizeof(buf));
-                snprintf(want, sizeof(want), "[JIT] tid %u+0x%" PRIx64, PID, base + 16);
+                snprintf(want, sizeof(want), "[JIT] tid %u+0x%" PRIx64, jit_pid, base + 16);
                 assert_string_equal(buf, want);
         }
         for (int is_live = 0; is_live < 2; is_live++) {
@@ -398,7 +400,10 @@ static void test_anonymous_paths(void **state)
         sym_image_load_at(s, &gen, 200);
         uint32_t lib_module = sym_locate(s, PID, base + 0x10).module;
         assert_int_not_equal(lib_module, 0);
-        assert_int_equal(sym_locate(s, PID, base + 0x4006).module, jit_module);
+        uint32_t gen_module = sym_locate(s, PID, base + 0x4006).module;
+        assert_int_not_equal(gen_module, 0); /* PID's JIT code */
+        assert_int_not_equal(gen_module, lib_module);
+        assert_int_not_equal(gen_module, jit_module);
         assert_int_equal(sym_locate(s, PID, base + 0x5006).module, lib_module);
         assert_int_equal(sym_locate(s, PID, base + 0x5006).rel, 0x5006);
         struct sym_image old = {PID, base + 0x8000, 0x1000, 0, "//anon", NULL, 0, 0, 0};
