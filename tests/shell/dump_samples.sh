@@ -318,5 +318,14 @@ gzip -c "$s/etlparser_lxcore_kernel.etl" >"$tmp/lx.etl.gz"
 "$ETWTOP" --dump "$tmp/lx.etl.gz" >/dev/null 2>"$tmp/gz.err"
 check "gzip of a trace: named, with what to do" grep -q 'lx.etl.gz: not an ETL file: a gzip-compressed file: give it uncompressed (gunzip)' "$tmp/gz.err"
 
+# a perf.data's BPF program (perf record -o - of a program run by BPF_PROG_TEST_RUN: its
+# KSYMBOL before its samples): a module of its own named as its symbol, as perf report's dso
+# (56 samples in it, as perf report -n counts them); no perf needed to read it
+"$ETWTOP" --replay "$(dirname "$0")/../corpus/perfdata/ksymbol-bpf-pipe" -b -n 1 --top 3 \
+        >"$tmp/ksym.txt" 2>"$tmp/ksym.err"
+check "a perf.data's BPF program: its own module and function, 56 samples" \
+        awk '$3 == 56 && $5 == "bpf_prog_44170d3d09754250_etwtop_probe" &&
+             $6 == $5 {found = 1} END {exit !found}' "$tmp/ksym.txt"
+
 echo "$nr_pass passed, $nr_fail failed"
 [ "$nr_fail" = 0 ]
