@@ -775,6 +775,11 @@ void calltree_before_remap(struct calltree *t, uint32_t pid)
                         pending_flush(t, &t->pend[c]);
 }
 
+void calltree_kernel_moved(struct calltree *t)
+{
+        frames_gen_kernel_moved(t->frames_gen);
+}
+
 void calltree_samples_end(struct calltree *t)
 {
         pending_flush_all(t);

@@ -35,6 +35,12 @@ _Static_assert(KEV_TYPE_MAX <= 64, "a kind is a bit of a 64-bit mask");
 
 void frames_gen_moved(struct frames_gen *g, const struct kevent *ev);
 
+/* Every process's kernel addresses may have moved, with no event that says so. */
+static inline void frames_gen_kernel_moved(struct frames_gen *g)
+{
+        g->all++;
+}
+
 /* Counts ev where it moves addresses. Inline: every sample and stack asks, twice (the hot
    functions' and the call tree's), and the kinds that move addresses are rare. */
 static inline void frames_gen_event(struct frames_gen *g, const struct kevent *ev)

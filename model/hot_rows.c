@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* hot_rows.c: owns the hot functions' refresh (decay, the unplaced places' cap) and their rows:
    sorting, the top functions and the modules. */
+#include "frames_gen.h"
 #include "hot_impl.h"
 #include "model_util.h"
 #include "sort_select.h"
@@ -188,6 +189,11 @@ void hot_want_unplaced(struct hot *h)
                 if (loc.module)
                         sym_prefetch(h->store, loc.module);
         }
+}
+
+void hot_kernel_moved(struct hot *h)
+{
+        frames_gen_kernel_moved(h->frames_gen);
 }
 
 void hot_refresh(struct hot *h)

@@ -517,7 +517,11 @@ void profile_settle(struct profile *p)
 
 void profile_end(struct profile *p)
 {
-        sym_feed_end(p->feed); /* a recording cut short: the running kernel's symbols */
+        if (sym_feed_end(p->feed)) { /* a recording cut short: the running kernel's symbols */
+                hot_kernel_moved(p->hot);
+                if (p->tree)
+                        calltree_kernel_moved(p->tree);
+        }
         stack_join_flush(p->join, to_samples, p);
         /* the samples whose stacks never came, which the looks while it was read left waiting */
         hot_samples_end(p->hot);

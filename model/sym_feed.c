@@ -216,12 +216,13 @@ void sym_feed_event(struct sym_feed *f, const struct kevent *ev)
         }
 }
 
-void sym_feed_end(struct sym_feed *f)
+bool sym_feed_end(struct sym_feed *f)
 {
         if (f->is_kernel_asked || f->has_kernel_symbols || !f->kernel_build_id_size)
-                return;
+                return false;
         f->is_kernel_asked = true;
-        if (sym_kernel_running(f->store, f->kernel_build_id, f->kernel_build_id_size, NULL, NULL) <=
+        if (sym_kernel_running(f->store, f->kernel_build_id, f->kernel_build_id_size, NULL, NULL) >
             0)
-                sym_kernel_cached(f->store, f->kernel_build_id, f->kernel_build_id_size);
+                return true;
+        return sym_kernel_cached(f->store, f->kernel_build_id, f->kernel_build_id_size) > 0;
 }

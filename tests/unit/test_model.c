@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "etw/evntrace.h"
@@ -3019,6 +3020,96 @@ static void test_profile_switch_stacks_kept_away(void **state)
         profile_free(p);
 }
 
+/* A recording cut short before its kernel symbols (a perf.data read up to its damage): the
+   kernel's come at its end from perf's build-id cache (sym_feed_end), with no event. Its kernel
+   addresses past the kernel's map, with modules described, are no image's until then; rows
+   built while it was read (the screen's) kept them as unplaced places that "stood" (their
+   processes' addresses had not moved), so the screen showed raw addresses where -b, reading it
+   whole, named them (fuzz_replay's slices, on a damaged copy of a corpus file). */
+static void test_profile_kernel_symbols_at_end(void **state)
+{
+        (void)state;
+        char dir[] = "/tmp/etwtop-kcache-XXXXXX", path[256];
+        assert_non_null(mkdtemp(dir));
+        static const uint8_t id[20] = {0xab, 0xcd, 0x01};
+        snprintf(path, sizeof(path), "%s/[kernel.kallsyms]", dir);
+        assert_int_equal(mkdir(path, 0700), 0);
+        snprintf(path, sizeof(path),
+                 "%s/[kernel.kallsyms]/abcd010000000000000000000000000000000000", dir);
+        assert_int_equal(mkdir(path, 0700), 0);
+        strcat(path, "/kallsyms");
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fprintf(f, "ffffffff81000000 T _text\nffffffff81000100 T do_syscall_64\n"
+                   "ffffffff81000200 T exc_page_fault\nffffffff81000300 T _etext\n");
+        fclose(f);
+        const char *was = getenv("PERF_BUILDID_DIR");
+        char *saved = was ? strdup(was) : NULL;
+        setenv("PERF_BUILDID_DIR", dir, 1);
+
+        for (int built = 0; built < 2; built++) {
+                struct profile_options po = {.is_synchronous = true, .has_call_tree = true};
+                struct profile *p = profile_new(&po);
+                profile_set_whole_stacks(p); /* a perf.data's: each stack whole */
+                struct kevent im = ev_base(KEV_IMAGE_IDENTITY, 0, 0, 0, 0);
+                im.image_identity.base = 0xffffffff81000000ull;
+                im.image_identity.size = 0x100;
+                im.image_identity.build_id = id;
+                im.image_identity.build_id_size = 20;
+                im.image_identity.path = "[kernel.kallsyms]";
+                profile_event(p, &im);
+                struct kevent k = ev_base(KEV_IMAGE, 0, 0, 0, 0);
+                k.image.base = 0xffffffff81000000ull;
+                k.image.size = 0x100; /* its samples past its map: the kernel's by its symbols */
+                k.image.file_name = "[kernel.kallsyms]";
+                k.image.phase = KEV_PHASE_START;
+                profile_event(p, &k);
+                k.image.base = 0xffffffffc0000000ull; /* a module: no longer the kernel's alone */
+                k.image.size = 0x1000;
+                k.image.file_name = "/lib/modules/6.1/kernel/fs/ext4/ext4.ko";
+                profile_event(p, &k);
+                const struct hot_row *rows;
+                for (uint32_t i = 0; i < 4; i++) {
+                        struct kevent ev = ev_base(KEV_SAMPLE, 0, MS(1 + i), PID_A, 7);
+                        ev.sample.ip = i % 2 ? 0xffffffff81000210ull : 0xffffffff81000110ull;
+                        ev.sample.tid = 7;
+                        profile_event(p, &ev);
+                        const uint64_t frames[] = {ev.sample.ip};
+                        struct kevent st = ev_stack(0, MS(1 + i), PID_A, 7, frames, 1);
+                        profile_event(p, &st);
+                        if (built) { /* the screen's rows, built as it reads: no image's */
+                                hot_functions_by(profile_hot(p), HOT_SOURCE_TIMER, HOT_BY_FUNCTION,
+                                                 false, &rows);
+                                profile_catch_up(p);
+                        }
+                }
+                profile_end(p);
+                sym_store_wait(profile_store(p));
+                uint32_t n = hot_functions_by(profile_hot(p), HOT_SOURCE_TIMER, HOT_BY_FUNCTION,
+                                              false, &rows);
+                assert_int_equal(n, 2);
+                for (uint32_t i = 0; i < n; i++) {
+                        assert_int_equal(rows[i].self, 2);
+                        assert_non_null(rows[i].name);
+                        assert_true(strcmp(rows[i].name, "do_syscall_64") == 0 ||
+                                    strcmp(rows[i].name, "exc_page_fault") == 0);
+                }
+                profile_free(p);
+        }
+        if (saved) {
+                setenv("PERF_BUILDID_DIR", saved, 1);
+                free(saved);
+        } else {
+                unsetenv("PERF_BUILDID_DIR");
+        }
+        unlink(path);
+        *strrchr(path, '/') = 0;
+        rmdir(path);
+        *strrchr(path, '/') = 0;
+        rmdir(path);
+        rmdir(dir);
+}
+
 /* The sources whose samples carry LBR: each LBR record belongs to the sample before it on its own
    CPU (a live session's CPU buffers come one after another: CPU 1's sample came between CPU 0's
    sample and its LBR record, and CPU 0's source was not counted). */
@@ -5682,6 +5773,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_hot_sources_declared_order, fix_setup,
                                                 fix_teardown),
                 cmocka_unit_test(test_profile_switch_stacks_kept_away),
+                cmocka_unit_test(test_profile_kernel_symbols_at_end),
                 cmocka_unit_test(test_profile_lbr_sources_per_cpu),
                 cmocka_unit_test(test_profile_stack_hooks),
                 cmocka_unit_test(test_profile_timeline_slices),

@@ -101,6 +101,8 @@ void calltree_refresh(struct calltree *t, const struct agg_settings *s);
 void calltree_catch_up(struct calltree *t);
 /* The trace's end: the samples still waiting for a stack count, their address alone. */
 void calltree_samples_end(struct calltree *t);
+/* As hot_kernel_moved, for the tree's nodes. */
+void calltree_kernel_moved(struct calltree *t);
 /* Before an event takes pid's mappings away (model/remap.h): its samples whose stacks did not
    come count now, where they were taken. */
 void calltree_before_remap(struct calltree *t, uint32_t pid);

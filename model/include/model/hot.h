@@ -139,6 +139,9 @@ bool hot_comm_name(const struct hot *h, uint32_t id, char *buf, size_t size);
 /* Asks the symbol store for the modules that hold the unplaced places now (a trace that
    describes its images only at its end): their rows name them once they have loaded. */
 void hot_want_unplaced(struct hot *h);
+/* The kernel's addresses may place otherwise from here (its symbols came without an event:
+   sym_feed_end): what was looked at before is looked at again, as after a KernelSymbol. */
+void hot_kernel_moved(struct hot *h);
 void hot_refresh(struct hot *h);
 /* The trace's end: the samples still waiting for a stack count as they are (a trace read keeps
    them waiting through every look at the rows: the stack may come next). */

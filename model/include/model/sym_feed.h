@@ -7,6 +7,8 @@
 #ifndef ETWTOP_MODEL_SYM_FEED_H
 #define ETWTOP_MODEL_SYM_FEED_H
 
+#include <stdbool.h>
+
 #include "kevent.h"
 #include "symbols/sym_types.h"
 
@@ -22,7 +24,9 @@ void sym_feed_event(struct sym_feed *f, const struct kevent *ev);
 /* A recording read to its end: when it recorded no kernel symbols (cut short before the ones
    written at its end) and the running kernel is the one it recorded (the same build-id), the
    store takes the running kernel's (/proc/kallsyms). Once; nothing for a live session, whose
-   kernel is the running one anyway, nor for a trace that describes no kernel image. */
-void sym_feed_end(struct sym_feed *f);
+   kernel is the running one anyway, nor for a trace that describes no kernel image. True when
+   the store took a kernel's symbols so: the kernel's addresses may now place where they did
+   not (profile_end tells the places that were looked at before). */
+bool sym_feed_end(struct sym_feed *f);
 
 #endif
