@@ -481,7 +481,8 @@ static void norm_sideband(struct conv_state *cs, const struct perf_data_record *
 
 /* PERF_RECORD_KSYMBOL (perf_event.h): addr u64, len u32, ksym_type u16, flags u16, name, after
    the 8-byte header. A BPF program's or trampoline's text, which the kernel's image does not
-   hold: its symbol, in the kernel's "[bpf]" module as /proc/kallsyms names it. An unregistered
+   hold: its symbol, of the kernel's "bpf" module as /proc/kallsyms names it (the symbol store
+   makes each such program a module of its own, as perf report: sym_bpf.c). An unregistered
    one stays (the samples before its end were in it); one registered later at its address takes
    its place (perf_data_conv_scan's sort keeps the last). */
 static void keep_ksymbol(struct conv_state *cs, const struct perf_data_record *r)
