@@ -6,10 +6,14 @@
 # munmap (mremap moves it), and prints the megabytes mapped at each of the given seconds after
 # the first call, by the first frames of etwtop that asked (glibc maps each block of 1 MiB or
 # more apart, util/mem_policy.c: each large table is a mapping of its own, so its site is its
-# table). Mapped, not resident: /proc/PID/smaps says what of it is resident.
+# table). Mapped, not resident; with SITES_RESIDENT, what of it was resident too.
 # The stacks are unwound by etwtop's converter (perf script's DWARF unwinding stops in libc on
 # Debian's perf 6.1) and named by addr2line.
 # Usage: bench/mmap_sites.sh PERF_DATA ETWTOP [SECONDS...]   (default: 60 300 600 900 1200 1800)
+# SITES_RESIDENT="FILE...": bench/resident_runs.py's readings of the process's resident pages
+# (the calls recorded by CLOCK_MONOTONIC, perf record -k monotonic, the readings' clock): the
+# megabytes resident at each reading by the same sites, and those of no mapping traced (glibc's
+# heap: the blocks under 1 MiB)
 set -u
 data=${1:?perf.data}
 etwtop=${2:?the etwtop binary}
@@ -46,7 +50,7 @@ awk -v base="$base" -v size="$size" -v off="$off" "$hexfn"'
 ' "$tmp/stacks" >"$tmp/addrs"
 cut -d' ' -f2 "$tmp/addrs" | addr2line -f -e "$etwtop" | awk 'NR % 2' |
         paste -d' ' <(cut -d' ' -f1 "$tmp/addrs") - >"$tmp/names"
-awk -v times="$times" "$hexfn"'
+awk -v times="$times" -v resident="${SITES_RESIDENT:-}" "$hexfn"'
         # the site: the first three frames of etwtop, past its allocation wrappers
         function site(line,   i, n, a, k, out, f) {
                 n = split(line, f, " "); k = 0; out = ""
@@ -73,7 +77,36 @@ awk -v times="$times" "$hexfn"'
                 for (s in mb) { v[s, t] = mb[s]; if (mb[s] > top[s]) top[s] = mb[s] }
                 shown[++nshown] = t
         }
-        BEGIN { ntimes = split(times, tt, " ") }
+        # the resident pages of reading k at its time: the share of each mapping, by its site
+        function rsnap(k,   a, i, lo, hi, s, o, b, e, all) {
+                rshown[k] = rt[k] - t0
+                for (i = 1; i <= rn[k]; i++) all += rlen[k, i]
+                for (a in len) {
+                        lo = addr[a]; hi = lo + len[a]; o = 0
+                        for (i = 1; i <= rn[k]; i++) {
+                                b = rlo[k, i]; e = b + rlen[k, i]
+                                if (e > lo && b < hi) o += (e < hi ? e : hi) - (b > lo ? b : lo)
+                        }
+                        rv[at[a], k] += o; all -= o
+                        if (rv[at[a], k] > rtop[at[a]]) rtop[at[a]] = rv[at[a], k]
+                }
+                rv["(no mapping traced: the heap, blocks under 1 MiB)", k] = all
+                rtop["(no mapping traced: the heap, blocks under 1 MiB)"] = 1e18
+        }
+        BEGIN {
+                ntimes = split(times, tt, " ")
+                nres = split(resident, rf, " ")
+                for (k = 1; k <= nres; k++) {
+                        rn[k] = 0
+                        while ((getline line < rf[k]) > 0) {
+                                split(line, w, " ")
+                                if (w[1] == "time") { rt[k] = w[2] + 0; continue }
+                                rn[k]++; rlo[k, rn[k]] = hex(w[1]); rlen[k, rn[k]] = w[2] * 4096
+                        }
+                        close(rf[k])
+                }
+                nr = 0
+        }
         FILENAME == ARGV[1] { name[$1] = $2; next }
         FILENAME == ARGV[2] { st[++nst] = $0; stt[nst] = $1 + 0; next }
         {
@@ -85,6 +118,7 @@ awk -v times="$times" "$hexfn"'
                 while (j < nst && stt[j + 1] + d0 < t - 0.000002) j++
                 stack = (j < nst && stt[j + 1] + d0 <= t + 0.000002) ? st[++j] : ""
                 while (nt < ntimes && t - t0 >= tt[nt + 1]) snap(tt[++nt])
+                while (nr < nres && t >= rt[nr + 1]) rsnap(++nr)
                 if (ev == "sys_enter_mmap") {
                         plen[tid] = num(text(rest, "len")); psite[tid] = site(stack)
                         pfd[tid] = text(rest, "fd")
@@ -128,4 +162,19 @@ awk -v times="$times" "$hexfn"'
                 }
                 for (k = 1; k <= nshown; k++) { tot = 0; for (s in top) tot += v[s, shown[k]]; printf "%7.1f", tot / 1048576 }
                 print "   in all (anonymous mappings)"
+                while (nr < nres) rsnap(++nr)
+                if (!nres) exit
+                print ""
+                for (k = 1; k <= nres; k++) printf "%7s", int(rshown[k] + 0.5) "s"
+                print "   MB resident, by the site that asked"
+                n = 0
+                for (s in rtop) if (rtop[s] >= 1048576) rorder[++n] = s
+                for (i = 1; i <= n; i++) for (k = i + 1; k <= n; k++)
+                        if (rtop[rorder[k]] > rtop[rorder[i]]) { x = rorder[i]; rorder[i] = rorder[k]; rorder[k] = x }
+                for (i = 1; i <= n; i++) {
+                        for (k = 1; k <= nres; k++) printf "%7.1f", rv[rorder[i], k] / 1048576
+                        print "   " rorder[i]
+                }
+                for (k = 1; k <= nres; k++) { tot = 0; for (i = 1; i <= rn[k]; i++) tot += rlen[k, i]; printf "%7.1f", tot / 1048576 }
+                print "   in all (anonymous, resident)"
         }' "$tmp/names" "$tmp/stacks" "$tmp/calls"

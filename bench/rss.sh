@@ -17,7 +17,9 @@
 # Usage: bench/rss.sh [BUILD_DIR] [SECONDS]   (default ./build, 1800 s; needs root, perf, tmux)
 # RSS_SITES=1: the screen's mmap, munmap and mremap calls are recorded with their stacks
 # (perf record) and, at the end, its mapped memory is printed by the code that asked for it at
-# each tenth of the run (bench/mmap_sites.sh): which table grew when
+# each tenth of the run (bench/mmap_sites.sh): which table grew when; and once a minute its
+# resident pages are read (bench/resident_runs.py), to print what of each site was resident;
+# RSS_KEEP=DIR keeps the recording and the readings there (bench/mmap_sites.sh reads them again)
 # RSS_WATCH_KB: the jump over the last minute's lowest reading that counts as a transient (40960)
 set -u
 . "$(dirname "$0")/work_c.sh"
@@ -58,7 +60,7 @@ done
                 tmux -L "$sock" capture-pane -t e -p | grep -v '^$' | tail -2 | tr '\n' ' ' | tr -s ' ')"
 trap 'tmux -L $sock kill-server 2>/dev/null; kill $(jobs -p) 2>/dev/null; kill "$hpid" 2>/dev/null; rm -rf "$tmp"' EXIT
 if [ -n "${RSS_SITES:-}" ]; then
-        perf record -q -e syscalls:sys_enter_mmap -e syscalls:sys_exit_mmap \
+        perf record -q -k monotonic -e syscalls:sys_enter_mmap -e syscalls:sys_exit_mmap \
                 -e syscalls:sys_enter_munmap -e syscalls:sys_enter_mremap \
                 -e syscalls:sys_exit_mremap --call-graph dwarf,8192 -p "$epid" \
                 -o "$tmp/mmap.data" >/dev/null 2>"$tmp/mmap.err" &
@@ -137,6 +139,7 @@ for ((t = 60; t <= secs; t += 60)); do
         printf "%7d %10d %10d %10d %12s %11s %11s %11s\n" "$t" $((es + eh)) "$es" "$eh" "$p" "$ed" \
                 "$sd" "$pd"
         echo "$t $((es + eh)) $p $ed $sd $pd" >>"$series"
+        [ -z "${RSS_SITES:-}" ] || python3 "$(dirname "$0")/resident_runs.py" "$epid" >"$tmp/resident.$t" 2>/dev/null
         ecpu_prev=$ec scpu_prev=$sc
         [ "$pd" = - ] || pcpu_prev=$pc
 done
@@ -201,9 +204,14 @@ if [ -n "${RSS_SITES:-}" ]; then
         kill -INT "$sites_pid" 2>/dev/null
         wait "$sites_pid" 2>/dev/null
         echo
-        echo "the screen's anonymous mappings, by the code that asked for them (mapped, not resident):"
-        times=""
+        echo "the screen's anonymous mappings, by the code that asked for them (mapped; then resident, each third minute):"
+        times="" res=""
         for ((i = 1; i <= 10; i++)); do times+=" $((secs * i / 10))"; done
-        "$(dirname "$0")/mmap_sites.sh" "$tmp/mmap.data" "$etwtop" $times ||
+        for ((t = 180; t <= secs; t += 180)); do [ -s "$tmp/resident.$t" ] && res+=" $tmp/resident.$t"; done
+        SITES_RESIDENT="$res" "$(dirname "$0")/mmap_sites.sh" "$tmp/mmap.data" "$etwtop" $times ||
                 echo "(not read: $(head -3 "$tmp/mmap.err"))"
+        if [ -n "${RSS_KEEP:-}" ]; then
+                mkdir -p "$RSS_KEEP" && cp "$tmp/mmap.data" "$tmp"/resident.* "$RSS_KEEP/" &&
+                        echo "kept in $RSS_KEEP: mmap.data, resident.SECONDS"
+        fi
 fi
