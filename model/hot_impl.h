@@ -256,6 +256,9 @@ struct hot {
            view's rows were 7.7% of a live screen) */
         struct row_key *rkeys; /* owned */
         uint32_t nr_rkeys, cap_rkeys;
+        /* the keys a place named at the last compaction (or reset): past half as many again
+           (and 8192), the keys no place names go (hot_row_keys_compact) */
+        uint32_t nr_rkeys_named;
         /* owned, cap_rkeys: each key's row in this build + 1, 0 none yet (cleared at a build).
            Apart from the keys (4 bytes a key, not 32): the build looks it up for every place,
            and the keys only when a row is made */
@@ -385,6 +388,9 @@ void hot_slot_delete(struct hot *h, struct entry *e);
 /* hot_row_keys.c */
 /* The rows' cache emptied, for rows grouped by grouping: every place's row forgotten. */
 void hot_row_keys_reset(struct hot *h, enum hot_grouping grouping);
+/* The keys no place names dropped, where they outnumber half again those named at the last
+   look (and 8192); true where it did (the incremental builds' state is stale then). */
+bool hot_row_keys_compact(struct hot *h);
 /* The rows of source's places merged into h->rows (grouped by grouping): how many. The first
    build hashes each place's row key; the later ones keep each settled place's row. */
 uint32_t hot_rows_merge(struct hot *h, uint16_t source, enum hot_grouping grouping);

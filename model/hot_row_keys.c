@@ -20,10 +20,58 @@ void hot_row_keys_reset(struct hot *h, enum hot_grouping grouping)
         else
                 memset(h->row1, 0, (size_t)(h->mask + 1) * sizeof(*h->row1));
         h->rgrouping = grouping;
-        h->nr_rkeys = 0;
+        h->nr_rkeys = h->nr_rkeys_named = 0;
         h->nr_rkeys_resets++;
         if (h->rindex)
                 memset(h->rindex, 0, (size_t)(h->rindex_mask + 1) * sizeof(*h->rindex));
+}
+
+static uint64_t row_key_hash(const struct row_key *k);
+
+/* The index made again from the keys (its size as it is). */
+static void rindex_fill(struct hot *h)
+{
+        memset(h->rindex, 0, (size_t)(h->rindex_mask + 1) * sizeof(*h->rindex));
+        for (uint32_t i = 0; i < h->nr_rkeys; i++) {
+                uint32_t j = (uint32_t)row_key_hash(&h->rkeys[i]) & h->rindex_mask;
+                while (h->rindex[j])
+                        j = (j + 1) & h->rindex_mask;
+                h->rindex[j] = i + 1;
+        }
+}
+
+/* Past half again the keys named at the last look (and 8192), the keys no place names are
+   dropped and the others numbered again in their order (each place's row1 with them). Every
+   key is kept while one place names it: a row's, a settled place's, an unplaced one's while
+   its process's addresses stay. The keys of places gone (a process's unplaced addresses, about
+   a thousand a second under a process storm: new addresses each) went only when they outnumbered
+   twice the places, so the keys' arrays filled, over half an hour, to twice the places' count
+   (stop 98's bench/rss.sh: 23 MB of the screen's 36 MB of growth after its tenth minute). */
+bool hot_row_keys_compact(struct hot *h)
+{
+        if (!h->row1 || h->nr_rkeys <= h->nr_rkeys_named + h->nr_rkeys_named / 2 + 8192)
+                return false;
+        /* by old key: its new key + 1, 0 where no place names it (rout is free between builds:
+           a build clears it before it uses it) */
+        uint32_t *map = h->rout;
+        memset(map, 0, h->nr_rkeys * sizeof(*map));
+        for (uint32_t i = 0; i <= h->mask; i++)
+                if (h->row1[i])
+                        map[h->row1[i] - 1] = 1;
+        uint32_t n = 0;
+        for (uint32_t k = 0; k < h->nr_rkeys; k++)
+                if (map[k]) {
+                        h->rkeys[n] = h->rkeys[k];
+                        map[k] = ++n;
+                }
+        for (uint32_t i = 0; i <= h->mask; i++)
+                if (h->row1[i])
+                        h->row1[i] = map[h->row1[i] - 1];
+        h->nr_rkeys = h->nr_rkeys_named = n;
+        h->nr_rkeys_resets++; /* the incremental builds' keys are stale */
+        if (h->rindex)
+                rindex_fill(h);
+        return true;
 }
 
 void hot_rows_rehome(struct hot *h, uint32_t *old_row1, const struct entry *old, uint32_t old_cap)
@@ -62,12 +110,7 @@ void hot_row_keys_reserve(struct hot *h, uint32_t cap)
         free(h->rindex);
         h->rindex = xzalloc_table(size, sizeof(*h->rindex));
         h->rindex_mask = size - 1;
-        for (uint32_t i = 0; i < h->nr_rkeys; i++) {
-                uint32_t j = (uint32_t)row_key_hash(&h->rkeys[i]) & h->rindex_mask;
-                while (h->rindex[j])
-                        j = (j + 1) & h->rindex_mask;
-                h->rindex[j] = i + 1;
-        }
+        rindex_fill(h);
 }
 
 uint32_t hot_row_key_get(struct hot *h, const struct hot_row *r)
@@ -324,6 +367,11 @@ void hot_inc_free(struct hot *h)
         h->inc = NULL;
 }
 
+uint32_t hot_nr_row_keys(const struct hot *h)
+{
+        return h->nr_rkeys;
+}
+
 void hot_nr_builds(const struct hot *h, uint64_t *nr_incremental, uint64_t *nr_whole)
 {
         *nr_incremental = h->inc ? h->inc->nr_incremental : 0;
@@ -427,9 +475,11 @@ static void inc_finish(struct hot *h, struct hot_inc *c)
 static uint32_t merge_cached(struct hot *h, uint16_t source, enum hot_grouping grouping,
                              struct hot_inc *rec)
 {
-        /* rows of places gone stay in the cache: past twice the places, it starts over */
-        if (!h->row1 || h->rgrouping != grouping || h->nr_rkeys > 2 * h->nr + 4096)
+        /* the keys of places gone are dropped past half again those named (and 8192) */
+        if (!h->row1 || h->rgrouping != grouping)
                 hot_row_keys_reset(h, grouping);
+        else
+                hot_row_keys_compact(h);
         hot_row_keys_reserve(h, h->nr + 1);
         if (h->nr_rkeys)
                 memset(h->rout, 0, h->nr_rkeys * sizeof(*h->rout));
@@ -588,7 +638,7 @@ static bool merge_incremental(struct hot *h, uint16_t source, enum hot_grouping 
         if (!c || !c->is_valid || c->source != source || c->grouping != grouping ||
             c->epoch != h->epoch || c->nr_slots != h->mask + 1 ||
             c->nr_rkeys_resets != h->nr_rkeys_resets || !h->row1 || h->rgrouping != grouping ||
-            h->nr_rkeys > 2 * h->nr + 4096)
+            hot_row_keys_compact(h))
                 return false;
         c->is_valid = false; /* until it is done */
         hot_row_keys_reserve(h, h->nr + 1);

@@ -680,6 +680,53 @@ static void test_rows_unplaced_after_given_up_build(void **state)
         hot_free(h);
 }
 
+/* A process storm: short processes, each sampled at addresses no image holds (new ones each)
+   and ended, beside long ones whose many places (a place a thread and address) merge into few
+   rows. The keys of the ended processes' rows are dropped as they outnumber those named by half
+   (and 8192), not when they outnumber twice the places (the arrays filled to that over half an
+   hour of bench/rss.sh), and the rows stay those of builds that start the cache over. */
+static void test_rows_keys_compacted(void **state)
+{
+        struct sym_store *store = *state;
+        struct hot *a = hot_new(store, 0), *b = hot_new(store, 0);
+        load_exe(store, 100, 140);
+        int64_t t = 1000000;
+        for (uint32_t pid = 100; pid < 140; pid++)
+                for (uint32_t i = 0; i < 1500; i++)
+                        sample(a, b, pid % 4, t += 1000, pid, EXE + 0x1000 + i * 4, NULL, 0);
+        uint64_t seed = 11;
+        uint32_t pid = 1000, most = 0, last = 0, nr_drops = 0;
+        for (uint32_t round = 0; round < 50; round++) {
+                /* the last round's processes end, the new ones sampled */
+                for (uint32_t p = pid - (round ? 200 : 0); p < pid; p++) {
+                        struct kevent ev = ev_end(t += 1000, p);
+                        both(a, b, &ev);
+                }
+                for (uint32_t p = 0; p < 200; p++, pid++)
+                        for (uint32_t k = 0; k < 4; k++)
+                                sample(a, b, k % 4, t += 1000, pid,
+                                       0x50000000ull + (uint64_t)(rnd(&seed) % (1u << 24)) * 8,
+                                       NULL, 0);
+                hot_refresh(a);
+                hot_refresh(b);
+                const struct hot_row *ra, *rb;
+                uint32_t na = hot_functions_by(a, HOT_SOURCE_TIMER, HOT_BY_FUNCTION, false, &ra);
+                uint32_t nr_keys = hot_nr_row_keys(a);
+                most = nr_keys > most ? nr_keys : most;
+                nr_drops += nr_keys < last;
+                last = nr_keys;
+                hot_functions_by(b, HOT_SOURCE_TIMER, HOT_BY_PROCESS, false, &rb);
+                uint32_t nb = hot_functions_by(b, HOT_SOURCE_TIMER, HOT_BY_FUNCTION, false, &rb);
+                assert_rows_equal(ra, na, rb, nb);
+        }
+        /* 40,000 keys made for the ended processes' addresses beside 60,000 places: dropped
+           several times over, never past the bound */
+        assert_true(nr_drops >= 2);
+        assert_true(most < 16384);
+        hot_free(a);
+        hot_free(b);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -693,6 +740,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_rows_incremental, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_rows_unplaced_after_given_up_build, setup,
                                                 teardown),
+                cmocka_unit_test_setup_teardown(test_rows_keys_compacted, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

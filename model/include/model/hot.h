@@ -72,6 +72,8 @@ void hot_set_fold_scanned(struct hot *h, bool is_scanned);
 void hot_set_merge_check(struct hot *h, bool is_checked);
 /* The builds of the rows made incrementally, and in whole (tests). */
 void hot_nr_builds(const struct hot *h, uint64_t *nr_incremental, uint64_t *nr_whole);
+/* The row keys the rows' cache holds, named by places or not yet dropped (tests). */
+uint32_t hot_nr_row_keys(const struct hot *h);
 
 /* What the caps did since the counts last started over (hot_caps). */
 struct hot_caps {
