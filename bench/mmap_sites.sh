@@ -74,13 +74,30 @@ awk -v times="$times" -v resident="${SITES_RESIDENT:-}" "$hexfn"'
         function snap(t,   a, s) {
                 for (s in mb) mb[s] = 0
                 for (a in len) mb[at[a]] += len[a]
-                for (s in mb) { v[s, t] = mb[s]; if (mb[s] > top[s]) top[s] = mb[s] }
-                shown[++nshown] = t
+                shown[++nshown] = t "s"
+                for (s in mb) { v[s, nshown] = mb[s]; tot[nshown] += mb[s]; if (mb[s] > top[s]) top[s] = mb[s] }
+        }
+        # a table: a column a reading (label lab[k], n of them), a row a site whose highest
+        # (top) is 1 MiB or more, the highest first, its megabytes val[site, k]; then all[k]
+        function table(top, val, lab, n, all, what,   s, i, k, m, order, x) {
+                for (k = 1; k <= n; k++) printf "%7s", lab[k]
+                print "   MB " what ", by the site that asked"
+                m = 0
+                for (s in top) if (top[s] >= 1048576) order[++m] = s
+                for (i = 1; i <= m; i++) for (k = i + 1; k <= m; k++)
+                        if (top[order[k]] > top[order[i]]) { x = order[i]; order[i] = order[k]; order[k] = x }
+                for (i = 1; i <= m; i++) {
+                        for (k = 1; k <= n; k++) printf "%7.1f", val[order[i], k] / 1048576
+                        print "   " order[i]
+                }
+                for (k = 1; k <= n; k++) printf "%7.1f", all[k] / 1048576
+                print "   in all (anonymous, " what ")"
         }
         # the resident pages of reading k at its time: the share of each mapping, by its site
         function rsnap(k,   a, i, lo, hi, s, o, b, e, all) {
-                rshown[k] = rt[k] - t0
+                rshown[k] = int(rt[k] - t0 + 0.5) "s"
                 for (i = 1; i <= rn[k]; i++) all += rlen[k, i]
+                rtot[k] = all
                 for (a in len) {
                         lo = addr[a]; hi = lo + len[a]; o = 0
                         for (i = 1; i <= rn[k]; i++) {
@@ -150,31 +167,9 @@ awk -v times="$times" -v resident="${SITES_RESIDENT:-}" "$hexfn"'
         }
         END {
                 while (nt < ntimes) snap(tt[++nt])
-                for (i = 1; i <= nshown; i++) printf "%7s", shown[i] "s"
-                print "   MB mapped, by the site that asked"
-                n = 0
-                for (s in top) if (top[s] >= 1048576) order[++n] = s
-                for (i = 1; i <= n; i++) for (k = i + 1; k <= n; k++)
-                        if (top[order[k]] > top[order[i]]) { x = order[i]; order[i] = order[k]; order[k] = x }
-                for (i = 1; i <= n; i++) {
-                        for (k = 1; k <= nshown; k++) printf "%7.1f", v[order[i], shown[k]] / 1048576
-                        print "   " order[i]
-                }
-                for (k = 1; k <= nshown; k++) { tot = 0; for (s in top) tot += v[s, shown[k]]; printf "%7.1f", tot / 1048576 }
-                print "   in all (anonymous mappings)"
+                table(top, v, shown, nshown, tot, "mapped")
                 while (nr < nres) rsnap(++nr)
                 if (!nres) exit
                 print ""
-                for (k = 1; k <= nres; k++) printf "%7s", int(rshown[k] + 0.5) "s"
-                print "   MB resident, by the site that asked"
-                n = 0
-                for (s in rtop) if (rtop[s] >= 1048576) rorder[++n] = s
-                for (i = 1; i <= n; i++) for (k = i + 1; k <= n; k++)
-                        if (rtop[rorder[k]] > rtop[rorder[i]]) { x = rorder[i]; rorder[i] = rorder[k]; rorder[k] = x }
-                for (i = 1; i <= n; i++) {
-                        for (k = 1; k <= nres; k++) printf "%7.1f", rv[rorder[i], k] / 1048576
-                        print "   " rorder[i]
-                }
-                for (k = 1; k <= nres; k++) { tot = 0; for (i = 1; i <= rn[k]; i++) tot += rlen[k, i]; printf "%7.1f", tot / 1048576 }
-                print "   in all (anonymous, resident)"
+                table(rtop, rv, rshown, nres, rtot, "resident")
         }' "$tmp/names" "$tmp/stacks" "$tmp/calls"
