@@ -278,7 +278,11 @@ if [ -n "$wl" ]; then
         # only, where the kernel may wait for its own (stop 60, "WrTerminated=1 Executive=1
         # WrPreempted=1 DelayExecution=113"); and once, in a fresh clone's CI with the suite's
         # fuzzers beside it, one such wait with no exit (stop 96, "Executive=1
-        # DelayExecution=73"): one wait elsewhere at most, beside its exit or not)
+        # DelayExecution=73"); and twice, under 4 busy loops and -j3 (stop 98, "Executive=2
+        # DelayExecution=92"): an uninterruptible wait in the kernel (sched_switch's D: a page
+        # of the program read in, a lock of the kernel's) is Executive, as Windows names a wait
+        # of the kernel's own, and a loaded machine has more of them; so such waits are allowed
+        # up to a tenth of the sleeps, and still none of any other reason)
         check "nanosleep: DelayExecution in the CSwitch record, without CSwitch stacks; its other switches preemptions" awk -v tid="$sleeper2" '
                 $5 == "Thread/CSwitch" && $8 == "old_tid=" tid {
                         n++
@@ -286,7 +290,7 @@ if [ -n "$wl" ]; then
                         else if ($0 ~ /old_state=Ready wait_reason=WrPreempted /) p++
                         else if ($0 ~ /wait_reason=WrTerminated /) t++
                         else if ($0 ~ /old_state=Waiting wait_reason=Executive /) e++ }
-                END {exit (d >= 10 && t <= 1 && e <= 1 && d + p + t + e == n) ? 0 : 1}' "$tmp/r.txt"
+                END {exit (d >= 10 && t <= 1 && e * 10 <= d && d + p + t + e == n) ? 0 : 1}' "$tmp/r.txt"
         check "nanosleep: no CSwitch stack written when they are off" awk '
                 $5 == "Thread/CSwitch" {t = $1; next}
                 $5 == "StackWalk/Stack" && t != "" && $6 == "event_time=" t {f = 1}
