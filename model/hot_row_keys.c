@@ -26,7 +26,29 @@ void hot_row_keys_reset(struct hot *h, enum hot_grouping grouping)
                 memset(h->rindex, 0, (size_t)(h->rindex_mask + 1) * sizeof(*h->rindex));
 }
 
-static uint64_t row_key_hash(const struct row_key *k);
+void hot_rows_rehome(struct hot *h, uint32_t *old_row1, const struct entry *old, uint32_t old_cap)
+{
+        if (!old_row1)
+                return;
+        h->row1 = xcalloc(h->mask + 1, sizeof(*h->row1));
+        for (uint32_t i = 0; i < old_cap; i++)
+                if (old[i].is_used && old_row1[i])
+                        h->row1[hot_slot_find(h, &old[i]) - h->slots] = old_row1[i];
+        free(old_row1);
+}
+
+static uint64_t row_key_hash(const struct row_key *k)
+{
+        return hash_mix64(((uint64_t)k->module << 32 | k->function) ^
+                          hash_mix64(k->rel ^ ((uint64_t)k->pid << 32 | k->tid) * 31 ^
+                                     (uint64_t)k->source << 48));
+}
+
+static bool row_key_eq(const struct row_key *a, const struct row_key *b)
+{
+        return a->module == b->module && a->function == b->function && a->rel == b->rel &&
+               a->pid == b->pid && a->tid == b->tid && a->source == b->source;
+}
 
 /* The index made again from the keys (its size as it is). */
 static void rindex_fill(struct hot *h)
@@ -72,30 +94,6 @@ bool hot_row_keys_compact(struct hot *h)
         if (h->rindex)
                 rindex_fill(h);
         return true;
-}
-
-void hot_rows_rehome(struct hot *h, uint32_t *old_row1, const struct entry *old, uint32_t old_cap)
-{
-        if (!old_row1)
-                return;
-        h->row1 = xcalloc(h->mask + 1, sizeof(*h->row1));
-        for (uint32_t i = 0; i < old_cap; i++)
-                if (old[i].is_used && old_row1[i])
-                        h->row1[hot_slot_find(h, &old[i]) - h->slots] = old_row1[i];
-        free(old_row1);
-}
-
-static uint64_t row_key_hash(const struct row_key *k)
-{
-        return hash_mix64(((uint64_t)k->module << 32 | k->function) ^
-                          hash_mix64(k->rel ^ ((uint64_t)k->pid << 32 | k->tid) * 31 ^
-                                     (uint64_t)k->source << 48));
-}
-
-static bool row_key_eq(const struct row_key *a, const struct row_key *b)
-{
-        return a->module == b->module && a->function == b->function && a->rel == b->rel &&
-               a->pid == b->pid && a->tid == b->tid && a->source == b->source;
 }
 
 /* The index at twice cap keys at least (cap: the places, which no build's rows outnumber), the
@@ -475,11 +473,8 @@ static void inc_finish(struct hot *h, struct hot_inc *c)
 static uint32_t merge_cached(struct hot *h, uint16_t source, enum hot_grouping grouping,
                              struct hot_inc *rec)
 {
-        /* the keys of places gone are dropped past half again those named (and 8192) */
         if (!h->row1 || h->rgrouping != grouping)
                 hot_row_keys_reset(h, grouping);
-        else
-                hot_row_keys_compact(h);
         hot_row_keys_reserve(h, h->nr + 1);
         if (h->nr_rkeys)
                 memset(h->rout, 0, h->nr_rkeys * sizeof(*h->rout));
@@ -637,8 +632,7 @@ static bool merge_incremental(struct hot *h, uint16_t source, enum hot_grouping 
         struct hot_inc *c = h->inc;
         if (!c || !c->is_valid || c->source != source || c->grouping != grouping ||
             c->epoch != h->epoch || c->nr_slots != h->mask + 1 ||
-            c->nr_rkeys_resets != h->nr_rkeys_resets || !h->row1 || h->rgrouping != grouping ||
-            hot_row_keys_compact(h))
+            c->nr_rkeys_resets != h->nr_rkeys_resets || !h->row1 || h->rgrouping != grouping)
                 return false;
         c->is_valid = false; /* until it is done */
         hot_row_keys_reserve(h, h->nr + 1);
@@ -740,6 +734,10 @@ uint32_t hot_rows_merge(struct hot *h, uint16_t source, enum hot_grouping groupi
 {
         if (!h->nr_builds++)
                 return merge_uncached(h, source, grouping);
+        /* the keys of places gone dropped past half again those named (and 8192): the
+           incremental build's state then stale, the build whole */
+        if (h->row1 && h->rgrouping == grouping)
+                hot_row_keys_compact(h);
         uint32_t o;
         if (merge_incremental(h, source, grouping, &o))
                 return h->is_merge_checked ? merge_checked(h, source, grouping, o) : o;
