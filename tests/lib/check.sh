@@ -74,11 +74,14 @@ wait_frames() {
 has_mapped() { grep -q -- "$2" "/proc/$1/maps" 2>/dev/null; }
 # tm_new ARGS...: `tm new-session ARGS` (tm: the test's tmux on its own socket), again after a
 # pause where it fails: tmux's server has exited as it started ("server exited unexpectedly")
-# twice in runs of the whole suite, never alone; the tests check etwtop, not tmux's start
+# twice in runs of the whole suite, never alone; the tests check etwtop, not tmux's start.
+# The pane stays when its command ends (remain-on-exit), with how it ended (#{pane_dead_status},
+# #{pane_dead_signal}) and what it wrote last: a session gone at once under load (stop 98) said
+# nothing of why
 tm_new() {
         local i
         for ((i = 1; i <= 3; i++)); do
-                tm new-session "$@" && return 0
+                tm set-option -g remain-on-exit on \; new-session "$@" && return 0
                 echo "tmux new-session failed (try $i of 3)" >&2
                 tm kill-server 2>/dev/null
                 sleep 1

@@ -22,14 +22,20 @@ has() { grep -q -- "$1" "$tmp/screen"; }
 # they return as soon as the screen shows what they wait for.
 screen_scaled() { echo $((${1%.*} * ${SCREEN_WAIT_SCALE:-3})); }
 screen_deadline() { echo $((SECONDS + $(screen_scaled "$1") + 1)); }
-# whether the screen's session is gone (its command ended, and the pane with it): a wait then
-# fails at once rather than looking for the rest of its bound (a screen that ended early made
-# each wait after it take its whole bound: a test tens of minutes long, failing only at the end);
-# said once
+# whether the screen's pane still runs its command (tm_new keeps a pane whose command ended)
+pane_alive() { [ "$(tm display-message -p -t s '#{pane_dead}' 2>/dev/null)" = 0 ]; }
+# whether the screen's command has ended (or its session is gone): a wait then fails at once
+# rather than looking for the rest of its bound (a screen that ended early made each wait after
+# it take its whole bound: a test tens of minutes long, failing only at the end); said once,
+# with how it ended and the pane's last lines
 screen_gone() {
-        tm has-session -t s 2>/dev/null && return 1
+        pane_alive && return 1
         if [ -z "${screen_gone_said-}" ]; then
-                echo "the screen's tmux session is gone: its command ended" >&2
+                local how
+                how=$(tm display-message -p -t s \
+                        'exit status #{pane_dead_status}, signal #{pane_dead_signal}' 2>&1)
+                echo "the screen's command has ended ($how); its pane's last lines:" >&2
+                tm capture-pane -p -t s -S -20 2>&1 | grep -v '^$' | tail -n 12 >&2
                 screen_gone_said=1
         fi
         return 0

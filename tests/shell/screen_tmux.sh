@@ -102,7 +102,7 @@ cursor_row() {
 idx() { echo "${1%%$'\t'*}"; }
 nr_rows() { local r=${1#*$'\t'}; echo "${r%%$'\t'*}"; }
 fn() { awk '{print $NF}' <<<"$1"; }
-alive() { tm has-session -t s 2>/dev/null; }
+alive() { pane_alive; }
 # check_cursor DESCRIPTION CONDITION: waits (up to 10 s, scaled) for CONDITION, a test on the
 # cursor's row $c (cursor_row), to hold after the keys just sent, then checks it
 cursor_holds() {
