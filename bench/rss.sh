@@ -20,6 +20,11 @@
 # each tenth of the run (bench/mmap_sites.sh): which table grew when; and once a minute its
 # resident pages are read (bench/resident_runs.py), to print what of each site was resident;
 # RSS_KEEP=DIR keeps the recording and the readings there (bench/mmap_sites.sh reads them again)
+# RSS_HEAP=SECONDS: heaptrack joins the screen at that second (a multiple of 60; gdb injects it) and
+# the screen is killed at the end rather than quit, so that what it allocated from then on and
+# still held is printed by the code that asked for it (bench/heap_growth.sh): the growth of its
+# heap of small blocks, which the mappings above do not show; heaptrack's cost slows the screen,
+# so such a run's figures are not the item's (RSS_KEEP=DIR keeps its file there)
 # RSS_WATCH_KB: the jump over the last minute's lowest reading that counts as a transient (40960)
 set -u
 . "$(dirname "$0")/work_c.sh"
@@ -27,6 +32,12 @@ build=${1:-./build}
 secs=${2:-1800}
 name=rss.sh
 . "$(dirname "$0")/screen_common.sh"
+if [ -n "${RSS_HEAP:-}" ]; then
+        command -v heaptrack >/dev/null && command -v gdb >/dev/null ||
+                die "RSS_HEAP: heaptrack and gdb are needed (Debian: heaptrack, gdb)"
+        [ $((RSS_HEAP % 60)) = 0 ] && [ "$RSS_HEAP" -lt "$secs" ] ||
+                die "RSS_HEAP=$RSS_HEAP: a multiple of 60 seconds, before the run's end ($secs)"
+fi
 # a host of its own: not one another etwtop on this machine started
 export ETWTOP_RUNTIME_DIR="$tmp/run"
 for ((i = 0; i < ncpu; i++)); do
@@ -140,6 +151,10 @@ for ((t = 60; t <= secs; t += 60)); do
                 "$sd" "$pd"
         echo "$t $((es + eh)) $p $ed $sd $pd" >>"$series"
         [ -z "${RSS_SITES:-}" ] || python3 "$(dirname "$0")/resident_runs.py" "$epid" >"$tmp/resident.$t" 2>/dev/null
+        if [ "$t" = "${RSS_HEAP:-}" ]; then
+                (cd "$tmp" && exec heaptrack -p "$epid" >"$tmp/heaptrack.out" 2>&1) &
+                heap_pid=$!
+        fi
         ecpu_prev=$ec scpu_prev=$sc
         [ "$pd" = - ] || pcpu_prev=$pc
 done
@@ -200,6 +215,20 @@ END {
                 printf "; the median of the last %d minutes %+.1f%%\n", k, 100 * (md - e[10]) / e[10]
         }
 }' "$series"
+if [ -n "${heap_pid:-}" ]; then
+        kill -KILL "$epid" 2>/dev/null
+        wait "$heap_pid" 2>/dev/null
+        echo
+        echo "the screen's heap: what it allocated from ${RSS_HEAP} s on and held at the end, by the code that asked:"
+        hfile=$(ls "$tmp"/heaptrack.*.zst 2>/dev/null | head -1)
+        if [ -n "$hfile" ]; then
+                bash "$(dirname "$0")/heap_growth.sh" "$hfile"
+                [ -z "${RSS_KEEP:-}" ] || { mkdir -p "$RSS_KEEP" && cp "$hfile" "$RSS_KEEP/" &&
+                        echo "kept in $RSS_KEEP: $(basename "$hfile")"; }
+        else
+                echo "(heaptrack wrote nothing: $(tail -3 "$tmp/heaptrack.out" | tr '\n' ' '))"
+        fi
+fi
 if [ -n "${RSS_SITES:-}" ]; then
         kill -INT "$sites_pid" 2>/dev/null
         wait "$sites_pid" 2>/dev/null
