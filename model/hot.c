@@ -26,6 +26,11 @@ struct hot *hot_new(struct sym_store *store, uint32_t max_entries)
         struct hot *h = xcalloc(1, sizeof(*h));
         h->store = store;
         h->max_entries = max_entries ? max_entries : (1u << 20);
+        h->exited_max = h->max_entries / HOT_EXITED_SHARE;
+        if (h->exited_max > HOT_EXITED_MAX)
+                h->exited_max = HOT_EXITED_MAX;
+        if (h->exited_max < 64)
+                h->exited_max = 64;
         h->place_keys = HOT_BY_THREAD;
         h->mask = 1023;
         h->slots = xzalloc_table(h->mask + 1, sizeof(*h->slots));

@@ -269,7 +269,7 @@ bool hot_fold_exited(struct hot *h, const uint32_t *ended, uint32_t n)
         else
                 for (uint32_t i = 0; i < n; i++)
                         mark_ended(h, ended[i]);
-        if (h->nr_exited <= HOT_EXITED_MAX)
+        if (h->nr_exited <= h->exited_max)
                 return false;
         /* past the cap: once per HOT_EXITED_MAX / 2 places of ended processes */
         h->nr_exited_scans++;
@@ -284,7 +284,7 @@ bool hot_fold_exited(struct hot *h, const uint32_t *ended, uint32_t n)
         /* down to half: the sort comes once per HOT_EXITED_MAX / 2 ends, not at every refresh.
            The heaviest half stays as it is, in no order; the rest fold in the order a sort of
            them all gives them (where a fold puts a place depends on the ones before it) */
-        uint32_t keep = HOT_EXITED_MAX / 2;
+        uint32_t keep = h->exited_max / 2;
         if (k <= keep)
                 return true;
         uint32_t *order = scratch_get(&h->fold_order, k * sizeof(*order));

@@ -191,6 +191,7 @@ struct hot {
         void *comm_key_ctx;
         struct sym_store *store; /* borrowed */
         uint32_t max_entries;
+        uint32_t exited_max; /* HOT_EXITED_MAX, or HOT_EXITED_SHARE's of a small table */
         struct entry *slots; /* owned, open addressing */
         uint32_t mask, nr;
         /* owned, (mask + 1) / 64 words: a bit per slot, set where is_used. A build's walk over

@@ -196,7 +196,12 @@ void hot_kernel_moved(struct hot *h)
         frames_gen_kernel_moved(h->frames_gen);
 }
 
-void hot_refresh(struct hot *h)
+bool hot_is_crowded(const struct hot *h)
+{
+        return h->nr_ended_pids && h->nr >= h->max_entries - h->max_entries / 4;
+}
+
+void hot_upkeep(struct hot *h)
 {
         h->nr_rows_cached = 0;
         hot_memo_settle_all(h);
@@ -204,6 +209,11 @@ void hot_refresh(struct hot *h)
                 hot_pending_flush(h, &h->pend[c]);
         hot_deferred_settle(h);
         place_or_fold(h);
+}
+
+void hot_refresh(struct hot *h)
+{
+        hot_upkeep(h);
         const struct agg_settings *s = &h->settings;
         if (s->mode == AGG_CUMULATIVE)
                 return;

@@ -503,6 +503,17 @@ void profile_refresh(struct profile *p)
         }
 }
 
+void profile_upkeep(struct profile *p)
+{
+        hot_upkeep(p->hot);
+        switches_upkeep(p->switches);
+}
+
+bool profile_is_crowded(const struct profile *p)
+{
+        return hot_is_crowded(p->hot);
+}
+
 void profile_catch_up(struct profile *p)
 {
         if (p->tree)

@@ -63,6 +63,7 @@ void switches_set_filter(struct switches *sw, const struct agg_filter *f)
 struct decay_ctx {
         struct switches *sw;
         bool is_crowded; /* the table is over half full: idle live threads may go too */
+        bool is_upkeep;  /* switches_upkeep: the counts stay as they are (no decay) */
 };
 
 static uint64_t apply(const struct switches *sw, uint64_t v)
@@ -99,7 +100,7 @@ static bool is_thread_dropped(void *entry, void *ctx)
         struct thread *t = entry;
         struct decay_ctx *d = ctx;
         const struct agg_settings *s = &d->sw->settings;
-        if (s->mode != AGG_CUMULATIVE)
+        if (s->mode != AGG_CUMULATIVE && !d->is_upkeep)
                 thread_decay(d->sw, t);
         bool is_spent = agg_settings_is_droppable(s, t->nr_switches) &&
                         agg_settings_is_droppable(s, t->nr_readied) &&
@@ -386,18 +387,32 @@ void switches_settle(struct switches *sw)
         credit_open(sw);
 }
 
+/* The threads and processes that may go, gone; past the exited threads' cap, the lighter
+   folded (is_upkeep: without the mode's decay). */
+static void caps_upkeep(struct switches *sw, bool is_upkeep)
+{
+        struct decay_ctx d = {sw, agg_table_nr(sw->threads) * 2 > agg_table_max(sw->threads),
+                              is_upkeep};
+        agg_table_remove_if(sw->threads, is_thread_dropped, &d);
+        fold_exited(sw);
+        prune_processes(sw);
+        if (agg_table_nr(sw->processes) * 2 > agg_table_max(sw->processes))
+                agg_table_remove_if(sw->processes, is_process_dropped, NULL);
+}
+
+void switches_upkeep(struct switches *sw)
+{
+        switches_settle(sw);
+        caps_upkeep(sw, true);
+}
+
 void switches_refresh(struct switches *sw)
 {
         switches_settle(sw);
         /* the wall time the counts cover goes with them: decayed or zeroed alike */
         sw->wall_kept_ns = (int64_t)apply(sw, (uint64_t)switches_wall_ns(sw));
         sw->wall_mark_ns = sw->last_ns;
-        struct decay_ctx d = {sw, agg_table_nr(sw->threads) * 2 > agg_table_max(sw->threads)};
-        agg_table_remove_if(sw->threads, is_thread_dropped, &d);
-        fold_exited(sw);
-        prune_processes(sw);
-        if (agg_table_nr(sw->processes) * 2 > agg_table_max(sw->processes))
-                agg_table_remove_if(sw->processes, is_process_dropped, NULL);
+        caps_upkeep(sw, false);
         if (sw->settings.mode == AGG_CUMULATIVE)
                 return;
         if (sw->settings.mode == AGG_ZEROED) /* the counts start over, as with z: the caps' too */

@@ -33,6 +33,15 @@
 #define WINDOW_KEPT_BYTES ((size_t)64 << 20) /* the save key's recent events */
 #define RT_MAX_BUFFERS    1024               /* 64 MiB for a consumer that waits for a CPU */
 #define MAX_FUNCTIONS     (1u << 18)
+/* ETWTOP_MAX_FUNCTIONS (tests): a smaller cap on the places and call-tree nodes, 4096 to
+   MAX_FUNCTIONS, for a test that fills it with a light load; anything else is the default */
+static uint32_t max_functions(void)
+{
+        const char *v = getenv("ETWTOP_MAX_FUNCTIONS");
+        char *end = NULL;
+        unsigned long n = v ? strtoul(v, &end, 10) : 0;
+        return v && *v && !*end && n >= 4096 && n <= MAX_FUNCTIONS ? (uint32_t)n : MAX_FUNCTIONS;
+}
 /* The records the feed handed over are decoded into the model this long at a time at most,
    the keys read between: a backlog (a file loading, a burst) takes several turns of the loop. */
 #define FEED_SLICE_NS 10000000ll
@@ -334,10 +343,23 @@ void app_tick(struct app *a, int64_t now)
         app_build_tables(a);
         if (a->st.is_live) {
                 profile_refresh(a->profile);
+                a->upkeep_ns = now;
         } else {
                 a->naming_generation = generation;
                 a->is_naming = !sym_store_is_settled(store);
         }
+}
+
+void app_upkeep(struct app *a, int64_t now)
+{
+        if (!a->st.is_live)
+                return;
+        int64_t since = now - a->upkeep_ns;
+        if (since < PROFILE_UPKEEP_NS &&
+            (since < PROFILE_UPKEEP_CROWDED_NS || !profile_is_crowded(a->profile)))
+                return;
+        profile_upkeep(a->profile);
+        a->upkeep_ns = now;
 }
 
 /* ---- the loops ---- */
@@ -480,6 +502,7 @@ static void run_screen(struct app *a, int sfd)
                 }
                 has_backlog = feed_drain(a->feed, FEED_SLICE_NS);
                 int64_t now = app_now_ns();
+                app_upkeep(a, now);
                 ULONG status = ERROR_SUCCESS;
                 bool is_done = feed_is_done(a->feed, &status);
                 /* live, a refresh due in delay/4 (<= 250 ms) is made at a delivery: one wake-up */
@@ -587,7 +610,7 @@ int app_run(const struct app_options *o, char *err, size_t err_size)
                                      .is_live = a->st.is_live,
                                      .is_synchronous = o->is_batch,
                                      .is_no_demangle = o->is_no_demangle,
-                                     .max_functions = MAX_FUNCTIONS,
+                                     .max_functions = max_functions(),
                                      /* -b prints the tables, never a tree */
                                      .has_call_tree = !o->is_batch};
         a->profile = profile_new(&po);
@@ -627,7 +650,7 @@ int app_run(const struct app_options *o, char *err, size_t err_size)
                 snprintf(err, err_size, "cannot start the consumer thread");
                 goto out;
         }
-        a->rate_since_ns = app_now_ns();
+        a->rate_since_ns = a->upkeep_ns = app_now_ns();
         if (o->is_batch) {
                 app_run_batch(a, sfd);
                 rc = 0;

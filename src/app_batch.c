@@ -80,6 +80,7 @@ void app_run_batch(struct app *a, int sfd)
                         int64_t left = until - app_now_ns();
                         has_backlog =
                                 feed_drain(a->feed, left < BATCH_SLICE_NS ? left : BATCH_SLICE_NS);
+                        app_upkeep(a, app_now_ns());
                 }
                 int64_t now = app_now_ns();
                 if (a->st.is_live && !a->is_quit)

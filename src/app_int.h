@@ -37,6 +37,7 @@ struct app {
         struct ui_build_ctx build_ctx; /* the last refresh's (a view built again alone) */
         bool has_built;
         struct ui_screen *scr;
+        int64_t upkeep_ns;       /* the model's last caps' upkeep (app_upkeep), or refresh */
         uint64_t nr_events_prev; /* the event count at rate_since_ns */
         int64_t rate_since_ns;
         double events_per_s;
@@ -73,6 +74,10 @@ void app_build_tables(struct app *a);
 void app_header(struct app *a, char lines[HEADER_LINES][HEADER_WIDTH], uint32_t *nr);
 /* app.c: the refresh tick: rates, then the rows (unless paused), then the model's step. */
 void app_tick(struct app *a, int64_t now);
+/* app.c: live, the model's caps' upkeep (profile_upkeep) where none was made for a second, by a
+   refresh or by this: the loops call it between slices of the feed, so that a slow refresh or a
+   paused display does not leave the tables to fill with what ended meanwhile. */
+void app_upkeep(struct app *a, int64_t now);
 /* app.c: takes the signal the signalfd sfd holds and says what it means. */
 const char *app_signal_taken(int sfd);
 

@@ -72,11 +72,12 @@ static struct kevent ev_end(int64_t t, uint32_t pid)
         return ev;
 }
 
-/* Both models get every event. */
+/* Both models get every event (b NULL: a alone). */
 static void both(struct hot *a, struct hot *b, const struct kevent *ev)
 {
         hot_event(a, ev);
-        hot_event(b, ev);
+        if (b)
+                hot_event(b, ev);
 }
 
 /* A sample of pid (thread pid + 1) at ip with a stack of n callers from frames. */
@@ -523,6 +524,55 @@ static void test_unplaced_cap_keeps_heaviest(void **state)
         hot_free(h);
 }
 
+/* Short processes, each sampled at addresses of its own thread's (its places) and ended, more
+   of them than a small table holds: hot_upkeep between them (the live loops' second, whatever
+   the refresh) folds the ended ones' places as they go, so no sample finds the table full, and
+   it decays nothing (the counts are those fed, in decaying mode); without it until the refresh,
+   the table fills and the samples past it count in the other row. */
+static void test_upkeep_folds_without_decay(void **state)
+{
+        struct sym_store *store = *state;
+        struct agg_settings s;
+        agg_settings_init(&s);
+        s.mode = AGG_DECAYING;
+        const uint32_t nr_pids = 3000, nr_addr = 8, batch = 100, base = 40000;
+        for (int with_upkeep = 1; with_upkeep >= 0; with_upkeep--) {
+                struct hot *h = hot_new(store, 8192);
+                hot_set_settings(h, &s);
+                int64_t t = 1000;
+                uint64_t nr_fed = 0;
+                for (uint32_t b = 0; b < nr_pids; b += batch) {
+                        for (uint32_t p = b; p < b + batch; p++)
+                                for (uint32_t k = 0; k < nr_addr; k++) {
+                                        sample(h, NULL, 0, t += 1000, base + p,
+                                               KBASE + 0x100 * k + 0x10, NULL, 0);
+                                        nr_fed++;
+                                }
+                        for (uint32_t p = b; p < b + batch; p++) {
+                                struct kevent ev = ev_end(t += 1000, base + p);
+                                hot_event(h, &ev);
+                        }
+                        if (with_upkeep)
+                                hot_upkeep(h);
+                }
+                struct hot_caps c;
+                hot_caps(h, &c);
+                const struct hot_row *rows;
+                uint32_t n = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_FUNCTION, false, &rows);
+                uint64_t self = 0;
+                for (uint32_t i = 0; i < n; i++)
+                        self += rows[i].self;
+                if (with_upkeep) {
+                        assert_int_equal(c.nr_samples_no_room, 0);
+                        assert_true(c.nr_exited_folded > 0);
+                        assert_int_equal(self, nr_fed); /* nothing decayed */
+                } else {
+                        assert_true(c.nr_samples_no_room > 0);
+                }
+                hot_free(h);
+        }
+}
+
 /* A refresh that decays the counts puts the places back in a table made again, and a reset
    empties it: the builds after each find every place there is, and none that went. */
 static void test_rows_after_decay_and_reset(void **state)
@@ -741,6 +791,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_rows_unplaced_after_given_up_build, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_rows_keys_compacted, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_upkeep_folds_without_decay, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -59,6 +59,8 @@ struct hot_module_row {
    (switches_process_name names it SWITCHES_EXITED_NAME): the functions' counts stay whole, and the
    table stops growing with the processes that came and went. */
 #define HOT_EXITED_MAX 16384u
+/* ... or a sixteenth of a smaller table's places (hot_new's max_entries), 64 at least */
+#define HOT_EXITED_SHARE 16u
 
 /* The looks at the whole table that the exited places' cap took (each process's places are
    found by their own list: a fold of a few ended processes looks at none): what bench/ and
@@ -144,6 +146,18 @@ void hot_want_unplaced(struct hot *h);
 /* The kernel's addresses may place otherwise from here (its symbols came without an event:
    sym_feed_end): what was looked at before is looked at again, as after a KernelSymbol. */
 void hot_kernel_moved(struct hot *h);
+/* The caps' upkeep without the aggregation step: the unplaced places that have a module now
+   move to it, those of processes that ended fold, and past their cap the places of ended
+   processes fold (HOT_UNPLACED_MAX, HOT_EXITED_MAX). The counts stay as they are (no decay, no
+   zeroing), so a caller may run it on the events' clock, whatever the refresh interval, and
+   while the display is paused: a table that waited for a slow refresh filled with the places of
+   the processes that ended meanwhile, and the samples after them went to the other row. */
+void hot_upkeep(struct hot *h);
+/* Whether the table is three quarters full and processes have ended since the last upkeep: an
+   upkeep may make room now (a backlog of events decoded at once can fill the table within the
+   second between two upkeeps). */
+bool hot_is_crowded(const struct hot *h);
+/* hot_upkeep, then the aggregation step of the mode (decaying, zeroed). */
 void hot_refresh(struct hot *h);
 /* The trace's end: the samples still waiting for a stack count as they are (a trace read keeps
    them waiting through every look at the rows: the stack may come next). */

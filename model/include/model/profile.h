@@ -159,8 +159,20 @@ void profile_set_mode(struct profile *p, enum agg_mode mode);
    settle as a view reads them), the switches' open intervals run to the latest event
    (switches_settle). */
 void profile_catch_up(struct profile *p);
-/* The aggregation step at each refresh of a live view: decay or zero, per the mode. */
+/* The aggregation step at each refresh of a live view: decay or zero, per the mode (and
+   profile_upkeep first). */
 void profile_refresh(struct profile *p);
+/* The caps' upkeep alone (hot_upkeep, switches_upkeep): what a live session's tables fold as
+   processes come and go, no count decayed or zeroed. A live view calls it at least once a
+   second (PROFILE_UPKEEP_NS) whatever its refresh interval, paused or not: at a slow refresh the
+   places of the processes that ended between two refreshes filled the table, and a third of
+   the samples after them went to the other row. */
+void profile_upkeep(struct profile *p);
+#define PROFILE_UPKEEP_NS 1000000000ll
+/* Whether an upkeep may make room now, before its second (hot_is_crowded): then at most every
+   PROFILE_UPKEEP_CROWDED_NS. */
+bool profile_is_crowded(const struct profile *p);
+#define PROFILE_UPKEEP_CROWDED_NS 100000000ll
 /* A trace read to its end: the samples still waiting for a part of their stack count with
    what they have, and profile_settle. */
 void profile_end(struct profile *p);

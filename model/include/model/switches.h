@@ -188,6 +188,11 @@ void switches_set_filter(struct switches *sw, const struct agg_filter *f);
    up to the latest event time, so that long waits show before they end and each period gets
    its own share; then applies the aggregation mode. Call it once at the end of a replay too. */
 void switches_refresh(struct switches *sw);
+/* switches_settle, then the caps' upkeep of switches_refresh without the mode: the threads
+   that ended and have nothing left to count go, past the exited threads' cap the lighter fold,
+   and the processes no thread names past theirs; no count decays or starts over (hot_upkeep:
+   on the events' clock, whatever the refresh interval, and while the display is paused). */
+void switches_upkeep(struct switches *sw);
 
 /* The first step of switches_refresh alone: credits the intervals still open up to the latest
    event time, and applies no mode. The rows then count up to the latest event, as
