@@ -32,6 +32,12 @@ skip() {
         nr_skip=$((nr_skip + 1))
         echo "SKIP: $*" >&2
 }
+# finish: the counts said, and the test's end: its status is whether no check failed
+finish() {
+        echo "$nr_pass passed, $nr_fail failed, $nr_skip skipped"
+        [ $nr_fail = 0 ]
+        exit
+}
 # wait_until SECONDS COMMAND...: runs COMMAND every 0.1 s until it succeeds (returns 0) or SECONDS
 # have passed (returns 1): a test waits for the state it checks, with a generous bound, not for
 # a fixed time (the suite runs on loaded machines: tests/under_load.sh)

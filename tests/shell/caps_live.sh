@@ -24,11 +24,6 @@ cleanup() {
 }
 trap cleanup EXIT
 . "$(dirname "$0")/../lib/check.sh"
-finish() {
-        echo "$nr_pass passed, $nr_fail failed, $nr_skip skipped"
-        [ $nr_fail = 0 ]
-        exit
-}
 if ! "$ETWTOP" --record "$tmp/probe.etl" --duration 0.2 --on PROC_THREAD 2>"$tmp/probe.err"; then
         echo "SKIP: live tests: $(cat "$tmp/probe.err")"
         nr_skip=1

@@ -21,11 +21,6 @@ cleanup() {
 }
 trap cleanup EXIT
 . "$(dirname "$0")/../lib/check.sh"
-finish() {
-        echo "$nr_pass passed, $nr_fail failed, $nr_skip skipped"
-        [ $nr_fail = 0 ]
-        exit
-}
 skip_all() {
         echo "SKIP: $*" >&2
         nr_skip=$((nr_skip + 1))

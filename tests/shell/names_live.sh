@@ -34,11 +34,6 @@ cleanup() {
 }
 trap cleanup EXIT
 . "$(dirname "$0")/../lib/check.sh"
-finish() {
-        echo "$nr_pass passed, $nr_fail failed, $nr_skip skipped"
-        [ $nr_fail = 0 ]
-        exit
-}
 
 if ! command -v cc >/dev/null; then
         skip "no C compiler: the workload is compiled at test time"
