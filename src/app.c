@@ -33,15 +33,6 @@
 #define WINDOW_KEPT_BYTES ((size_t)64 << 20) /* the save key's recent events */
 #define RT_MAX_BUFFERS    1024               /* 64 MiB for a consumer that waits for a CPU */
 #define MAX_FUNCTIONS     (1u << 18)
-/* ETWTOP_MAX_FUNCTIONS (tests): a smaller cap on the places and call-tree nodes, 4096 to
-   MAX_FUNCTIONS, for a test that fills it with a light load; anything else is the default */
-static uint32_t max_functions(void)
-{
-        const char *v = getenv("ETWTOP_MAX_FUNCTIONS");
-        char *end = NULL;
-        unsigned long n = v ? strtoul(v, &end, 10) : 0;
-        return v && *v && !*end && n >= 4096 && n <= MAX_FUNCTIONS ? (uint32_t)n : MAX_FUNCTIONS;
-}
 /* The records the feed handed over are decoded into the model this long at a time at most,
    the keys read between: a backlog (a file loading, a burst) takes several turns of the loop. */
 #define FEED_SLICE_NS 10000000ll
@@ -570,7 +561,7 @@ int app_run(const struct app_options *o, char *err, size_t err_size)
                                      .is_live = a->st.is_live,
                                      .is_synchronous = o->is_batch,
                                      .is_no_demangle = o->is_no_demangle,
-                                     .max_functions = max_functions(),
+                                     .max_functions = MAX_FUNCTIONS,
                                      /* -b prints the tables, never a tree */
                                      .has_call_tree = !o->is_batch};
         a->profile = profile_new(&po);
