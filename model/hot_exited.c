@@ -271,7 +271,7 @@ bool hot_fold_exited(struct hot *h, const uint32_t *ended, uint32_t n)
                         mark_ended(h, ended[i]);
         if (h->nr_exited <= h->exited_max)
                 return false;
-        /* past the cap: once per HOT_EXITED_MAX / 2 places of ended processes */
+        /* past the cap: once per exited_max / 2 places of ended processes */
         h->nr_exited_scans++;
         uint32_t nr_exited = h->nr_exited;
         struct entry *x = scratch_get(&h->fold_places, nr_exited * sizeof(*x));
