@@ -74,8 +74,8 @@ void app_build_tables(struct app *a);
 void app_header(struct app *a, char lines[HEADER_LINES][HEADER_WIDTH], uint32_t *nr);
 /* app_tick.c: the refresh tick: rates, then the rows (unless paused), then the model's step. */
 void app_tick(struct app *a, int64_t now);
-/* app_tick.c: live, the model's caps' upkeep (profile_upkeep) where none was made for a second, by a
-   refresh or by this: the loops call it between slices of the feed, so that a slow refresh or a
+/* app_tick.c: live, the model's caps' upkeep (profile_upkeep) where none was made for a second, by
+   a refresh or by this: the loops call it between slices of the feed, so that a slow refresh or a
    paused display does not leave the tables to fill with what ended meanwhile. */
 void app_upkeep(struct app *a, int64_t now);
 /* app.c: takes the signal the signalfd sfd holds and says what it means. */
