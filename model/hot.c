@@ -31,6 +31,11 @@ struct hot *hot_new(struct sym_store *store, uint32_t max_entries)
                 h->exited_max = HOT_EXITED_MAX;
         if (h->exited_max < 64)
                 h->exited_max = 64;
+        h->unnamed_max = h->max_entries / HOT_UNNAMED_SHARE;
+        if (h->unnamed_max > HOT_UNNAMED_MAX)
+                h->unnamed_max = HOT_UNNAMED_MAX;
+        if (h->unnamed_max < 64)
+                h->unnamed_max = 64;
         h->place_keys = HOT_BY_THREAD;
         h->mask = 1023;
         h->slots = xzalloc_table(h->mask + 1, sizeof(*h->slots));
@@ -95,6 +100,7 @@ void hot_reset(struct hot *h)
         memset(h->used, 0, (size_t)(h->mask + 1) / 64 * sizeof(*h->used));
         memset(h->dirty, 0, (size_t)(h->mask + 1) / 64 * sizeof(*h->dirty));
         h->nr = 0;
+        h->unnamed_scan_nr = 0;
         memset(h->nr_other, 0, sizeof(h->nr_other));
         memset(&h->caps, 0, sizeof(h->caps));
         h->nr_ended_pids = h->nr_prev_ended = 0;

@@ -191,8 +191,10 @@ struct hot {
         void *comm_key_ctx;
         struct sym_store *store; /* borrowed */
         uint32_t max_entries;
-        uint32_t exited_max; /* HOT_EXITED_MAX, or HOT_EXITED_SHARE's of a small table */
-        struct entry *slots; /* owned, open addressing */
+        uint32_t exited_max;      /* HOT_EXITED_MAX, or HOT_EXITED_SHARE's of a small table */
+        uint32_t unnamed_max;     /* HOT_UNNAMED_MAX, or HOT_UNNAMED_SHARE's of a small table */
+        uint32_t unnamed_scan_nr; /* the places at hot_fold_unnamed's last look */
+        struct entry *slots;      /* owned, open addressing */
         uint32_t mask, nr;
         /* owned, (mask + 1) / 64 words: a bit per slot, set where is_used. A build's walk over
            the places reads these, not the empty slots' entries (three in four of the table
@@ -457,6 +459,10 @@ void hot_exited_reset(struct hot *h);
    process (pid and tid AGG_ALL): the table does not grow with the processes that came and went.
    True when places moved. */
 bool hot_fold_exited(struct hot *h, const uint32_t *ended, uint32_t n);
+/* hot_unnamed.c: on a live view, past h->unnamed_max settled places of images that name no
+   function there, the lighter fold into their module's rest (HOT_UNNAMED_MAX); a look at the
+   table once the places grew by a sixteenth of the cap. */
+void hot_fold_unnamed(struct hot *h);
 uint32_t hot_source_index(struct hot *h, uint16_t source);
 
 /* hot_memo.c */

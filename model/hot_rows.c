@@ -209,6 +209,7 @@ void hot_upkeep(struct hot *h)
                 hot_pending_flush(h, &h->pend[c]);
         hot_deferred_settle(h);
         place_or_fold(h);
+        hot_fold_unnamed(h);
 }
 
 void hot_refresh(struct hot *h)

@@ -551,6 +551,7 @@ void profile_caps(const struct profile *p, struct profile_caps *out)
         *out = (struct profile_caps){.nr_threads_folded = sc.nr_threads_folded,
                                      .nr_switch_no_room = sc.nr_no_room,
                                      .nr_places_folded = hc.nr_places_folded,
+                                     .nr_unnamed_folded = hc.nr_unnamed_folded,
                                      .nr_samples_no_room = hc.nr_samples_no_room,
                                      .nr_stacks_cut = p->tree ? calltree_nr_cut(p->tree) : 0,
                                      .nr_nodes_evicted = p->tree ? calltree_nr_evicted(p->tree) : 0,

@@ -38,6 +38,7 @@ static void caps_text(const struct profile_caps *c, char *line)
         char folded[128] = "", past[128] = "";
         count_add(folded, sizeof(folded), c->nr_threads_folded, "exited threads");
         count_add(folded, sizeof(folded), c->nr_places_folded, "unplaced addresses");
+        count_add(folded, sizeof(folded), c->nr_unnamed_folded, "unnamed addresses");
         count_add(past, sizeof(past), c->nr_samples_no_room, "samples");
         count_add(past, sizeof(past), c->nr_switch_no_room, "switch events");
         count_add(past, sizeof(past), c->nr_edges_no_room, "branch edges");

@@ -573,6 +573,114 @@ static void test_upkeep_folds_without_decay(void **state)
         }
 }
 
+/* A store as a live session's (sym_store_is_live) or a trace read's, with this binary at EXE in
+   process pid: addresses past its file, inside the mapping, are in no function (a stripped
+   library's internal ones: module, no name), their answers settled. */
+static struct sym_store *unnamed_store(bool is_live, uint32_t pid)
+{
+        struct sym_store *store = NULL;
+        struct sym_options o = {.is_synchronous = true, .is_live = is_live, .log = quiet_log};
+        assert_int_equal(sym_store_new(&store, &o), 0);
+        load_exe(store, pid, pid + 1);
+        return store;
+}
+
+/* The weight of unnamed address k of the cap test: ties in runs of 4, none at the cut (96) */
+static uint64_t unnamed_weight(uint32_t k)
+{
+        return 1 + (k * 37u % 300u) / 4u;
+}
+
+/* More unnamed addresses than a live view keeps (hot_new(..., 1024): 128): at the upkeep after
+   the rows named none of them, the heaviest three quarters of the cap stay one by one and the
+   others fold into one place of their module (HOT_REL_UNNAMED_REST) with their samples; the
+   next incremental builds agree with whole ones (the merge check); a trace read folds none. */
+static void test_unnamed_cap_keeps_heaviest(void **state)
+{
+        (void)state;
+        const uint32_t pid = 4242, nr = 300, keep = 128 - 128 / 4;
+        const uint64_t far = EXE + (12u << 20); /* past this binary's file, inside its mapping */
+        for (int is_live = 1; is_live >= 0; is_live--) {
+                struct sym_store *store = unnamed_store(is_live, pid);
+                struct hot *h = hot_new(store, 1024);
+                hot_set_merge_check(h, true);
+                int64_t t = 1000;
+                uint64_t nr_fed = 0;
+                for (uint32_t k = 0; k < nr; k++)
+                        for (uint64_t w = 0; w < unnamed_weight(k); w++, nr_fed++)
+                                sample(h, NULL, 0, t += 1000, pid, far + 16 * k, NULL, 0);
+                const struct hot_row *rows;
+                uint32_t n = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_FUNCTION, false, &rows);
+                assert_int_equal(n, nr); /* named nothing: a row each */
+                for (uint32_t i = 0; i < n; i++) {
+                        assert_int_equal(rows[i].function, 0);
+                        assert_int_not_equal(rows[i].module, 0);
+                        assert_int_equal(rows[i].state, SYM_NO_SYMBOL);
+                }
+                hot_upkeep(h);
+                /* a sample more at the heaviest address (kept) and one at address 0 (weight 1:
+                   folded), after the fold */
+                uint32_t heaviest = 0;
+                for (uint32_t k = 1; k < nr; k++)
+                        if (unnamed_weight(k) > unnamed_weight(heaviest))
+                                heaviest = k;
+                sample(h, NULL, 0, t += 1000, pid, far + 16 * heaviest, NULL, 0);
+                sample(h, NULL, 0, t += 1000, pid, far, NULL, 0);
+                nr_fed += 2;
+                n = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_FUNCTION, false, &rows);
+                struct hot_caps c;
+                hot_caps(h, &c);
+                uint64_t self = 0, rest = 0;
+                uint32_t nr_rest = 0, nr_kept = 0;
+                uint64_t min_kept = UINT64_MAX;
+                for (uint32_t i = 0; i < n; i++) {
+                        self += rows[i].self;
+                        if (rows[i].rel == HOT_REL_UNNAMED_REST) {
+                                nr_rest++;
+                                rest = rows[i].self;
+                                assert_int_equal(rows[i].total, rows[i].self);
+                                continue;
+                        }
+                        nr_kept++;
+                        uint32_t k = (uint32_t)((rows[i].rel - (far - EXE)) / 16);
+                        assert_true(k < nr);
+                        if (k == heaviest)
+                                assert_int_equal(rows[i].self, unnamed_weight(k) + 1);
+                        else if (k == 0) /* folded live: its own row once more */
+                                assert_int_equal(rows[i].self, is_live ? 1 : unnamed_weight(0) + 1);
+                        if (k != 0 && unnamed_weight(k) < min_kept)
+                                min_kept = unnamed_weight(k);
+                }
+                assert_int_equal(self, nr_fed); /* no sample lost by the fold */
+                if (!is_live) {
+                        assert_int_equal(c.nr_unnamed_folded, 0);
+                        assert_int_equal(nr_rest, 0);
+                        assert_int_equal(nr_kept, nr);
+                } else {
+                        assert_int_equal(c.nr_unnamed_folded, nr - keep);
+                        assert_int_equal(nr_rest, 1);
+                        /* the kept: the heaviest (each at least as heavy as every folded one),
+                           and the folded address 0 sampled again, a row of its own once more */
+                        uint32_t nr_heavier = 0;
+                        uint64_t max_folded = 0;
+                        for (uint32_t k = 0; k < nr; k++)
+                                nr_heavier += unnamed_weight(k) >= min_kept;
+                        assert_int_equal(nr_heavier, keep);
+                        for (uint32_t k = 0; k < nr; k++)
+                                if (unnamed_weight(k) < min_kept && unnamed_weight(k) > max_folded)
+                                        max_folded = unnamed_weight(k);
+                        uint64_t folded = 0;
+                        for (uint32_t k = 0; k < nr; k++)
+                                folded += unnamed_weight(k) < min_kept ? unnamed_weight(k) : 0;
+                        assert_int_equal(rest, folded);
+                        assert_true(max_folded < min_kept);
+                        assert_int_equal(nr_kept, keep + 1);
+                }
+                hot_free(h);
+                sym_store_free(store);
+        }
+}
+
 /* A refresh that decays the counts puts the places back in a table made again, and a reset
    empties it: the builds after each find every place there is, and none that went. */
 static void test_rows_after_decay_and_reset(void **state)
@@ -792,6 +900,7 @@ int main(void)
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_rows_keys_compacted, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_upkeep_folds_without_decay, setup, teardown),
+                cmocka_unit_test(test_unnamed_cap_keeps_heaviest),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

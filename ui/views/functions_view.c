@@ -175,6 +175,8 @@ static void frame_text(struct module_names *names, struct ui_table *t, uint32_t 
         ui_table_text_borrow(t, r, COL_MODULE, names->name[slot]);
         if (function)
                 ui_table_text_borrow(t, r, COL_FUNCTION, profile_name(names->profile, function));
+        else if (module && rel == HOT_REL_UNNAMED_REST) /* the module's lighter unnamed addresses */
+                ui_table_text_borrow(t, r, COL_FUNCTION, "[other]");
         else if (module || rel) /* "mod+0x1a2b", "0x1a2b" */
                 ui_table_text_addr(t, r, COL_FUNCTION, module ? names->name[slot] : NULL, rel);
         else

@@ -61,6 +61,18 @@ struct hot_module_row {
 #define HOT_EXITED_MAX 16384u
 /* ... or a sixteenth of a smaller table's places (hot_new's max_entries), 64 at least */
 #define HOT_EXITED_SHARE 16u
+/* On a live view, the addresses of images that name no function there (a stripped library's
+   internal functions: each address sampled a row, as perf top makes an entry of each) stay one
+   by one up to HOT_UNNAMED_MAX, the heavier first; past it, at an upkeep, the lighter fold
+   (until three quarters of it are left) into one place of their module, process and thread
+   whose address is HOT_REL_UNNAMED_REST (the functions view's "[other]" of that module), with
+   their own samples (its total is its self: the stacks through several of its addresses are
+   not told apart). The rows then stop growing with the code a long compile reaches. A trace
+   read keeps every address (perf report's rows). */
+#define HOT_UNNAMED_MAX 16384u
+/* ... or an eighth of a smaller table's places, 64 at least */
+#define HOT_UNNAMED_SHARE    8u
+#define HOT_REL_UNNAMED_REST UINT64_MAX
 
 /* The looks at the whole table that the exited places' cap took (each process's places are
    found by their own list: a fold of a few ended processes looks at none): what bench/ and
@@ -82,6 +94,7 @@ struct hot_caps {
         uint64_t nr_places_folded;   /* unplaced places folded into the other row */
         uint64_t nr_samples_no_room; /* samples whose place found the table at max_entries */
         uint64_t nr_exited_folded;   /* places of ended processes folded (HOT_EXITED_MAX) */
+        uint64_t nr_unnamed_folded;  /* unnamed addresses folded (HOT_UNNAMED_MAX) */
 };
 
 /* store: borrowed. max_entries bounds the memory: addresses past it are counted in an

@@ -186,6 +186,7 @@ struct profile_caps {
         uint64_t nr_threads_folded;  /* exited threads folded into [other threads] */
         uint64_t nr_switch_no_room;  /* switch events past the switch tables' caps */
         uint64_t nr_places_folded;   /* unplaced addresses folded into the functions' [other] */
+        uint64_t nr_unnamed_folded;  /* unnamed addresses folded into their module's [other] */
         uint64_t nr_samples_no_room; /* samples past the hot functions' cap, in [other] */
         uint64_t nr_stacks_cut;      /* stacks cut short by the full call tree */
         uint64_t nr_nodes_evicted;   /* the call tree's coldest nodes, evicted for room */
