@@ -45,12 +45,13 @@ static int unnamed_order(const void *ctx, uint32_t a, uint32_t b)
 void hot_fold_unnamed(struct hot *h)
 {
         /* a trace read keeps every address, as perf report does; a live view looks again once
-           the places grew by a sixteenth of the cap since its last look (or fell: a decay) */
-        if (!sym_store_is_live(h->store) || h->nr < h->unnamed_max) {
+           the places grew by a sixteenth of the cap since its last look (a decay that dropped
+           places moves that mark down with them: fewer places hold no more unnamed ones) */
+        if (!sym_store_is_live(h->store) || h->nr < h->unnamed_max || h->nr < h->unnamed_scan_nr) {
                 h->unnamed_scan_nr = h->nr;
                 return;
         }
-        if (h->nr >= h->unnamed_scan_nr && h->nr - h->unnamed_scan_nr < h->unnamed_max / 16)
+        if (h->nr - h->unnamed_scan_nr < h->unnamed_max / 16)
                 return;
         h->unnamed_scan_nr = h->nr;
         uint32_t n = 0, cap = 0, *slots = NULL;
