@@ -37,8 +37,8 @@ struct hot *hot_new(struct sym_store *store, uint32_t max_entries)
         if (h->unnamed_max < 64)
                 h->unnamed_max = 64;
         h->place_keys = HOT_BY_THREAD;
-        h->mask = 1023;
-        h->slots = xzalloc_table(h->mask + 1, sizeof(*h->slots));
+        h->last = 1023;
+        h->slots = xzalloc_table(h->last + 1, sizeof(*h->slots));
         hot_used_make(h);
         h->frames_gen = xcalloc(1, sizeof(*h->frames_gen));
         agg_settings_init(&h->settings);
@@ -96,9 +96,9 @@ void hot_free(struct hot *h)
 void hot_reset(struct hot *h)
 {
         h->nr_rows_cached = 0;
-        memset(h->slots, 0, (size_t)(h->mask + 1) * sizeof(*h->slots));
-        memset(h->used, 0, (size_t)(h->mask + 1) / 64 * sizeof(*h->used));
-        memset(h->dirty, 0, (size_t)(h->mask + 1) / 64 * sizeof(*h->dirty));
+        memset(h->slots, 0, (size_t)(h->last + 1) * sizeof(*h->slots));
+        memset(h->used, 0, (size_t)(h->last + 1) / 64 * sizeof(*h->used));
+        memset(h->dirty, 0, (size_t)(h->last + 1) / 64 * sizeof(*h->dirty));
         h->nr = 0;
         h->unnamed_scan_nr = 0;
         memset(h->nr_other, 0, sizeof(h->nr_other));
@@ -129,7 +129,7 @@ void hot_reset(struct hot *h)
 /* hash: hot_key_hash(k), which the caller may have at hand */
 static struct entry *slot_find_hashed(struct hot *h, const struct entry *k, uint64_t hash)
 {
-        for (uint32_t j = (uint32_t)hash & h->mask;; j = (j + 1) & h->mask) {
+        for (uint32_t j = hot_home(h, hash);; j = hot_next(h, j)) {
                 struct entry *e = &h->slots[j];
                 if (!e->is_used || key_eq(e, k))
                         return e;
@@ -151,9 +151,10 @@ static void grow(struct hot *h)
         hot_memo_settle_all(h);
         h->epoch++;
         struct entry *old = h->slots;
-        uint32_t old_cap = h->mask + 1;
-        h->mask = old_cap * 2 - 1;
-        h->slots = xzalloc_table(h->mask + 1, sizeof(*h->slots));
+        uint32_t old_cap = h->last + 1;
+        /* a quarter more, in whole words of the bitmaps */
+        h->last = (old_cap + old_cap / 4 + 63) / 64 * 64 - 1;
+        h->slots = xzalloc_table(h->last + 1, sizeof(*h->slots));
         hot_used_make(h);
         for (uint32_t i = 0; i < old_cap; i++)
                 if (old[i].is_used) {
@@ -203,7 +204,7 @@ static struct entry *place_new(struct hot *h, struct entry *e, const struct entr
         h->nr++;
         if (k->module)
                 sym_prefetch(h->store, k->module); /* its rows will want names */
-        if (h->nr * 2 > h->mask + 1) {
+        if (h->nr * 2 > h->last + 1) {
                 grow(h);
                 e = slot_find_hashed(h, k, hash);
         }
@@ -276,7 +277,7 @@ void hot_place_answer(struct hot *h, struct entry *e, struct sym_loc loc, struct
         if (hot_answer_is_current(h, e))
                 return;
         e->answer = 0;
-        if (e >= h->slots && e <= h->slots + h->mask) /* its row was the old answer's */
+        if (e >= h->slots && e <= h->slots + h->last) /* its row was the old answer's */
                 hot_row_forget(h, (uint32_t)(e - h->slots));
         /* the answer another place at this address was given, while it stands as an entry's
            would (an unplaced place located now is asked: it keeps no answer) */

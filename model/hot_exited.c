@@ -154,7 +154,7 @@ static void pid_lists_compact(struct hot *h)
         h->nr_exited_scans++;
         pid_heads_make(h, 256);
         h->nr_pid_keys = 0;
-        for (uint32_t i = 0; i <= h->mask; i++) {
+        for (uint32_t i = 0; i <= h->last; i++) {
                 const struct entry *e = &h->slots[i];
                 if (e->is_used && !e->is_exited && e->pid != AGG_ALL)
                         pid_key_add(h, e);
@@ -250,7 +250,7 @@ static void mark_by_scan(struct hot *h, const uint32_t *ended, uint32_t n)
         struct pid_set set = {NULL, 0};
         if (n)
                 pid_set_init(&set, ended, n);
-        for (uint32_t i = 0; i <= h->mask; i++) {
+        for (uint32_t i = 0; i <= h->last; i++) {
                 struct entry *e = &h->slots[i];
                 if (!e->is_used || e->pid == AGG_ALL)
                         continue;
@@ -276,7 +276,7 @@ bool hot_fold_exited(struct hot *h, const uint32_t *ended, uint32_t n)
         uint32_t nr_exited = h->nr_exited;
         struct entry *x = scratch_get(&h->fold_places, nr_exited * sizeof(*x));
         uint32_t k = 0;
-        for (uint32_t i = 0; i <= h->mask && k < nr_exited; i++) {
+        for (uint32_t i = 0; i <= h->last && k < nr_exited; i++) {
                 const struct entry *e = &h->slots[i];
                 if (e->is_used && e->is_exited && e->pid != AGG_ALL)
                         x[k++] = *e;

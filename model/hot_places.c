@@ -56,7 +56,7 @@ static uint32_t line_places(const struct hot *h, uint16_t source, struct line_pl
         uint32_t *index = xcalloc(cap, sizeof(*index));           /* place + 1, 0 free */
         struct line_place *p = xmalloc((h->nr + 1) * sizeof(*p)); /* written before read */
         uint32_t n = 0;
-        for (uint32_t i = 0; i <= h->mask; i++) {
+        for (uint32_t i = 0; i <= h->last; i++) {
                 const struct entry *e = &h->slots[i];
                 if (!e->is_used || e->source != source || !e->self || !e->module)
                         continue;
@@ -288,7 +288,7 @@ uint32_t hot_function_places(struct hot *h, uint16_t source, uint32_t module, ui
         hot_settle_samples(h);
         uint32_t n = 0, cap = 0;
         struct hot_place *all = NULL;
-        for (uint32_t i = 0; function && i <= h->mask; i++) {
+        for (uint32_t i = 0; function && i <= h->last; i++) {
                 struct entry *e = &h->slots[i];
                 if (!e->is_used || e->source != source || (e->module && e->module != module))
                         continue;

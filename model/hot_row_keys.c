@@ -16,9 +16,9 @@
 void hot_row_keys_reset(struct hot *h, enum hot_grouping grouping)
 {
         if (!h->row1)
-                h->row1 = xcalloc(h->mask + 1, sizeof(*h->row1));
+                h->row1 = xcalloc(h->last + 1, sizeof(*h->row1));
         else
-                memset(h->row1, 0, (size_t)(h->mask + 1) * sizeof(*h->row1));
+                memset(h->row1, 0, (size_t)(h->last + 1) * sizeof(*h->row1));
         h->rgrouping = grouping;
         h->nr_rkeys = h->nr_rkeys_named = 0;
         h->nr_rkeys_resets++;
@@ -30,7 +30,7 @@ void hot_rows_rehome(struct hot *h, uint32_t *old_row1, const struct entry *old,
 {
         if (!old_row1)
                 return;
-        h->row1 = xcalloc(h->mask + 1, sizeof(*h->row1));
+        h->row1 = xcalloc(h->last + 1, sizeof(*h->row1));
         for (uint32_t i = 0; i < old_cap; i++)
                 if (old[i].is_used && old_row1[i])
                         h->row1[hot_slot_find(h, &old[i]) - h->slots] = old_row1[i];
@@ -77,7 +77,7 @@ bool hot_row_keys_compact(struct hot *h)
            a build clears it before it uses it) */
         uint32_t *map = h->rout;
         memset(map, 0, h->nr_rkeys * sizeof(*map));
-        for (uint32_t i = 0; i <= h->mask; i++)
+        for (uint32_t i = 0; i <= h->last; i++)
                 if (h->row1[i])
                         map[h->row1[i] - 1] = 1;
         uint32_t n = 0;
@@ -86,7 +86,7 @@ bool hot_row_keys_compact(struct hot *h)
                         h->rkeys[n] = h->rkeys[k];
                         map[k] = ++n;
                 }
-        for (uint32_t i = 0; i <= h->mask; i++)
+        for (uint32_t i = 0; i <= h->last; i++)
                 if (h->row1[i])
                         h->row1[i] = map[h->row1[i] - 1];
         h->nr_rkeys = h->nr_rkeys_named = n;
@@ -185,7 +185,7 @@ static uint32_t merge_uncached(struct hot *h, uint16_t source, enum hot_grouping
         memset(h->rindex, 0, (size_t)(h->rindex_mask + 1) * sizeof(*h->rindex));
         uint32_t *index = h->rindex, mask = h->rindex_mask; /* row + 1, 0 free */
         uint32_t o = 0;
-        for (uint32_t wi = 0; wi <= h->mask / 64; wi++)
+        for (uint32_t wi = 0; wi <= h->last / 64; wi++)
                 for (uint64_t bits = h->used[wi]; bits; bits &= bits - 1) {
                         struct entry *e = &h->slots[wi * 64 + (uint32_t)__builtin_ctzll(bits)];
                         if (!e->is_used || e->source != source) /* the bits a superset */
@@ -424,7 +424,7 @@ static struct hot_inc *inc_start(struct hot *h, uint16_t source, enum hot_groupi
         if (!h->inc)
                 h->inc = xcalloc(1, sizeof(*h->inc));
         struct hot_inc *c = h->inc;
-        uint32_t nr = h->mask + 1;
+        uint32_t nr = h->last + 1;
         if (c->nr_slots != nr) {
                 free(c->k1);
                 free(c->share);
@@ -462,7 +462,7 @@ static void inc_finish(struct hot *h, struct hot_inc *c)
         c->nr_rkeys_resets = h->nr_rkeys_resets;
         c->is_valid = true;
         c->nr_whole++;
-        memset(h->dirty, 0, (size_t)(h->mask + 1) / 64 * sizeof(*h->dirty));
+        memset(h->dirty, 0, (size_t)(h->last + 1) / 64 * sizeof(*h->dirty));
 }
 
 /* The later builds: a settled place knows its row (row1), and so does an unplaced one while it
@@ -485,7 +485,7 @@ static uint32_t merge_cached(struct hot *h, uint16_t source, enum hot_grouping g
            on, and its row's key, asked of memory as each is merged (a place is a line the
            samples since the last build pushed out of the caches: the first read of each was
            half of the merge) */
-        struct used_iter it = {h->used, NULL, h->mask / 64 + 1, 0, h->used[0]};
+        struct used_iter it = {h->used, NULL, h->last / 64 + 1, 0, h->used[0]};
         struct used_iter ahead = it;
         uint32_t i, j;
         for (uint32_t n = 0; n < MERGE_AHEAD && used_next(&ahead, &j); n++)
@@ -631,7 +631,7 @@ static bool merge_incremental(struct hot *h, uint16_t source, enum hot_grouping 
 {
         struct hot_inc *c = h->inc;
         if (!c || !c->is_valid || c->source != source || c->grouping != grouping ||
-            c->epoch != h->epoch || c->nr_slots != h->mask + 1 ||
+            c->epoch != h->epoch || c->nr_slots != h->last + 1 ||
             c->nr_rkeys_resets != h->nr_rkeys_resets || !h->row1 || h->rgrouping != grouping)
                 return false;
         c->is_valid = false; /* until it is done */
@@ -660,7 +660,7 @@ static bool merge_incremental(struct hot *h, uint16_t source, enum hot_grouping 
         }
         free(vol);
         /* the places counted since, in the table's order, with the same look ahead */
-        struct used_iter it = {h->used, h->dirty, h->mask / 64 + 1, 0, h->used[0] & h->dirty[0]};
+        struct used_iter it = {h->used, h->dirty, h->last / 64 + 1, 0, h->used[0] & h->dirty[0]};
         struct used_iter far = it, near = it;
         uint32_t i, j;
         for (uint32_t n = 0; n < MERGE_AHEAD && used_next(&far, &j); n++)
@@ -680,7 +680,7 @@ static bool merge_incremental(struct hot *h, uint16_t source, enum hot_grouping 
         if (!is_ok)
                 return false;
         build_end(h, source);
-        memset(h->dirty, 0, (size_t)(h->mask + 1) / 64 * sizeof(*h->dirty));
+        memset(h->dirty, 0, (size_t)(h->last + 1) / 64 * sizeof(*h->dirty));
         uint32_t o = 0;
         for (uint32_t k = 0; k < h->nr_rkeys && k < c->cap_keys; k++)
                 if (c->nr_places[k]) {

@@ -17,8 +17,8 @@ void hot_slot_delete(struct hot *h, struct entry *e)
         hot_exited_forget(h, e);
         h->slots[i].is_used = false;
         hot_used_clear(h, i);
-        for (uint32_t j = (i + 1) & h->mask; h->slots[j].is_used; j = (j + 1) & h->mask) {
-                uint32_t k = (uint32_t)h->slots[j].hash & h->mask;
+        for (uint32_t j = hot_next(h, i); h->slots[j].is_used; j = hot_next(h, j)) {
+                uint32_t k = hot_home(h, h->slots[j].hash);
                 /* the entry at j stays when its home k lies cyclically in (i, j] */
                 bool stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
                 if (!stays) {
@@ -93,7 +93,7 @@ static uint32_t unplaced_slots(struct hot *h, uint32_t **out)
         uint32_t n = 0;
         if (h->is_fold_scanned || !h->is_tracking) {
                 uint32_t *s = scratch_get(&h->unplaced_slots, (h->nr + 1) * sizeof(*s));
-                for (uint32_t i = 0; i <= h->mask; i++)
+                for (uint32_t i = 0; i <= h->last; i++)
                         if (h->slots[i].is_used && !h->slots[i].module)
                                 s[n++] = i;
                 *out = s;
@@ -181,7 +181,7 @@ static void place_or_fold(struct hot *h)
 
 void hot_want_unplaced(struct hot *h)
 {
-        for (uint32_t i = 0; i <= h->mask; i++) {
+        for (uint32_t i = 0; i <= h->last; i++) {
                 const struct entry *e = &h->slots[i];
                 if (!e->is_used || e->module)
                         continue;
@@ -223,7 +223,7 @@ void hot_refresh(struct hot *h)
         h->epoch++; /* the places move below */
         /* decay in place, then put the survivors back: removing from open addressing in place
            would break the probe chains */
-        uint32_t cap = h->mask + 1, nr = 0;
+        uint32_t cap = h->last + 1, nr = 0;
         h->nr_exited = 0; /* counted again: the places dropped go */
         for (uint32_t i = 0; i < cap; i++) {
                 struct entry *e = &h->slots[i];

@@ -55,7 +55,7 @@ void hot_fold_unnamed(struct hot *h)
                 return;
         h->unnamed_scan_nr = h->nr;
         uint32_t n = 0, cap = 0, *slots = NULL;
-        for (uint32_t w = 0; w <= h->mask / 64; w++)
+        for (uint32_t w = 0; w <= h->last / 64; w++)
                 for (uint64_t bits = h->used[w]; bits; bits &= bits - 1) {
                         uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(bits);
                         if (!h->slots[i].is_used || !is_unnamed(h, &h->slots[i]))
