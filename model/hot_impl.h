@@ -195,10 +195,11 @@ struct hot {
         uint32_t unnamed_max;     /* HOT_UNNAMED_MAX, or HOT_UNNAMED_SHARE's of a small table */
         uint32_t unnamed_scan_nr; /* the places at hot_fold_unnamed's last look */
         /* owned, open addressing (linear probing) over last + 1 slots: a multiple of 64, not a
-           power of two (hot_home), grown by a quarter at half full, so that the table's memory
-           follows its places in steps of a fifth, not a half: a profile whose places settle
-           about a doubling's threshold (a long compile's, near 131,072) left the screen's memory
-           a sixth higher at a moment no one could tell */
+           power of two (hot_home), grown at half full: doubled up to HOT_GROW_SLOW slots, then
+           by a quarter, so that a large table's memory follows its places in steps of a fifth,
+           not a half: a profile whose places settle about a doubling's threshold (a long
+           compile's, near 131,072) left the screen's memory a sixth higher at a moment no one
+           could tell */
         struct entry *slots;
         uint32_t last, nr;
         /* owned, (last + 1) / 64 words: a bit per slot, set where is_used. A build's walk over
@@ -357,6 +358,7 @@ static inline void hot_used_make(struct hot *h)
         free(h->dirty);
         h->dirty = xcalloc((h->last + 1) / 64, sizeof(*h->dirty));
 }
+#define HOT_GROW_SLOW (1u << 18)
 /* The home slot of a key whose hot_key_hash is hash: its high half scaled to the table's size
    (any size), and the slot a probe looks at after j. */
 static inline uint32_t hot_home(const struct hot *h, uint64_t hash)

@@ -681,6 +681,52 @@ static void test_unnamed_cap_keeps_heaviest(void **state)
         }
 }
 
+/* Places for a table past HOT_GROW_SLOW slots, where it grows by a quarter (any multiple of 64,
+   its home slots the hash's high half scaled): 200,000 places of 64 threads, every third of
+   them sampled twice, found again at each sample, merged into as many rows (incremental builds
+   checked against whole ones); a decay drops the places sampled once and puts the others back
+   in a table made again; 200,000 more after it grow it again. */
+static void test_table_grows_by_quarter(void **state)
+{
+        struct sym_store *store = *state;
+        struct hot *h = hot_new(store, 0);
+        hot_set_merge_check(h, true);
+        const uint32_t nr = 200000;
+        int64_t t = 1000000;
+        uint64_t nr_fed = 0;
+        for (uint32_t round = 0; round < 2; round++) {
+                for (uint32_t i = 0; i < nr; i++)
+                        for (uint32_t k = 0; k < 1u + (i % 3 == 0); k++, nr_fed++) {
+                                uint32_t pid = 100 + i % 64;
+                                struct kevent ev = ev_base(KEV_SAMPLE, 0, t += 1000, pid, pid + 1);
+                                ev.sample.ip = KBASE + round * 0x80000 + (i / 64) * 4;
+                                ev.sample.tid = pid + 1;
+                                hot_event(h, &ev);
+                        }
+                const struct hot_row *rows;
+                uint32_t n = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_THREAD, false, &rows);
+                uint32_t nr_kept = round ? (nr + 2) / 3 : 0; /* the first round's, decayed */
+                assert_int_equal(n, nr + nr_kept);
+                uint64_t self = 0;
+                for (uint32_t i = 0; i < n; i++)
+                        self += rows[i].self;
+                assert_int_equal(self, nr_fed);
+                struct hot_caps c;
+                hot_caps(h, &c);
+                assert_int_equal(c.nr_samples_no_room, 0);
+                /* half of each count: those sampled once drop, the others stay with 1 */
+                hot_set_settings(h, &(struct agg_settings){AGG_DECAYING, 0.5, 1});
+                hot_refresh(h);
+                hot_set_settings(h, &(struct agg_settings){AGG_CUMULATIVE, 0, 0});
+                n = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_THREAD, false, &rows);
+                assert_int_equal(n, (nr + 2) / 3); /* this round's twice sampled, at 1 */
+                nr_fed = 0;
+                for (uint32_t i = 0; i < n; i++)
+                        nr_fed += rows[i].self;
+        }
+        hot_free(h);
+}
+
 /* A refresh that decays the counts puts the places back in a table made again, and a reset
    empties it: the builds after each find every place there is, and none that went. */
 static void test_rows_after_decay_and_reset(void **state)
@@ -901,6 +947,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_rows_keys_compacted, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_upkeep_folds_without_decay, setup, teardown),
                 cmocka_unit_test(test_unnamed_cap_keeps_heaviest),
+                cmocka_unit_test_setup_teardown(test_table_grows_by_quarter, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
