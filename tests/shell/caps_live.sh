@@ -38,7 +38,8 @@ storm() {
         storm_pid=$!
 }
 # the number of unplaced addresses folded that the caps' line of FILE says (0: none said)
-folded() { sed -n 's/^Caps: .*[^0-9]\([0-9][0-9]*\) unplaced addresses folded.*/\1/p; s/^Caps: \([0-9][0-9]*\) unplaced addresses folded.*/\1/p' "$1" | head -1 | grep . || echo 0; }
+# (the list's "N unplaced addresses" is followed by " folded", or by the unnamed addresses' count)
+folded() { sed -n 's/^Caps: .*[^0-9]\([0-9][0-9]*\) unplaced addresses[, ].*/\1/p; s/^Caps: \([0-9][0-9]*\) unplaced addresses[, ].*/\1/p' "$1" | head -1 | grep . || echo 0; }
 on_fail() { echo "--- frame:"; sed -n 1,8p "$tmp/frame"; }
 
 # -- -b: one frame after 12 s, built before its first refresh

@@ -62,6 +62,15 @@ static void test_header_caps(void **state)
                                   "exited threads, 56 unplaced addresses folded; 9 samples past "
                                   "the caps");
         assert_true(strstr(caps, "stacks cut") + strlen("stacks cut") - caps <= 80);
+        /* the unnamed addresses' cap, after the unplaced ones' */
+        h.model_caps.nr_unnamed_folded = 4201;
+        nr = header_lines(&h, lines);
+        caps = line_of(lines, nr, "Caps: ");
+        assert_non_null(caps);
+        assert_string_equal(caps, "Caps: 5120 cold call-tree nodes evicted; 78 stacks cut; 1234 "
+                                  "exited threads, 56 unplaced addresses, 4201 unnamed addresses "
+                                  "folded; 9 samples past the caps");
+        h.model_caps.nr_unnamed_folded = 0;
 
         /* after the stack-walk line when there is one */
         s.stack_walk = 1;
