@@ -45,8 +45,7 @@ static bool pid_set_has(const struct pid_set *s, uint32_t pid)
         return false;
 }
 
-/* The heavier first (total, then self); then by key: a total order (sort_select.h). */
-static int exited_cmp(const struct entry *x, const struct entry *y)
+int hot_place_cmp(const struct entry *x, const struct entry *y)
 {
         if (x->total != y->total)
                 return x->total > y->total ? -1 : 1;
@@ -63,11 +62,11 @@ static int exited_cmp(const struct entry *x, const struct entry *y)
         return x->rel < y->rel ? -1 : x->rel > y->rel;
 }
 
-/* exited_cmp of places a and b of ctx (sort_select.h). */
+/* hot_place_cmp of places a and b of ctx (sort_select.h). */
 static int exited_order(const void *ctx, uint32_t a, uint32_t b)
 {
         const struct entry *x = ctx;
-        return exited_cmp(&x[a], &x[b]);
+        return hot_place_cmp(&x[a], &x[b]);
 }
 
 /* e's counts go to the place of every exited process at its address. */

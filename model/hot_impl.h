@@ -476,6 +476,9 @@ void hot_exited_reset(struct hot *h);
    process (pid and tid AGG_ALL): the table does not grow with the processes that came and went.
    True when places moved. */
 bool hot_fold_exited(struct hot *h, const uint32_t *ended, uint32_t n);
+/* Of places x and y: the heavier first (total, then self); then by key (process, thread,
+   source, module, address): a total order (sort_select.h), for the folds' choices. */
+int hot_place_cmp(const struct entry *x, const struct entry *y);
 /* hot_unnamed.c: on a live view, past h->unnamed_max settled places of images that name no
    function there, the lighter fold into their module's rest (HOT_UNNAMED_MAX); a look at the
    table once the places grew by a sixteenth of the cap. */

@@ -22,24 +22,11 @@ static bool is_unnamed(struct hot *h, struct entry *e)
         return e->answer == SYM_NO_SYMBOL + 1 && !e->epoch;
 }
 
-/* Of places a and b (slots of the table in ctx): the heavier first (total, then self); then by
-   module, address, process and thread (a total order: sort_select.h). */
+/* hot_place_cmp of places a and b, slots of the table in ctx (sort_select.h). */
 static int unnamed_order(const void *ctx, uint32_t a, uint32_t b)
 {
-        const struct entry *s = ctx, *x = &s[a], *y = &s[b];
-        if (x->total != y->total)
-                return x->total > y->total ? -1 : 1;
-        if (x->self != y->self)
-                return x->self > y->self ? -1 : 1;
-        if (x->module != y->module)
-                return x->module < y->module ? -1 : 1;
-        if (x->rel != y->rel)
-                return x->rel < y->rel ? -1 : 1;
-        if (x->pid != y->pid)
-                return x->pid < y->pid ? -1 : 1;
-        if (x->tid != y->tid)
-                return x->tid < y->tid ? -1 : 1;
-        return a < b ? -1 : a > b;
+        const struct entry *s = ctx;
+        return hot_place_cmp(&s[a], &s[b]);
 }
 
 void hot_fold_unnamed(struct hot *h)
