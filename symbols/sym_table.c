@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* sym_table.c: owns the sorted symbol array of one module and its string pool. */
 #include "symbols/sym_table.h"
+#include "util/mem_policy.h"
 #include "util/xalloc.h"
 
 #include <stdbool.h>
@@ -124,6 +125,18 @@ void sym_table_reserve(struct sym_table *t, uint32_t nr, size_t pool_bytes)
                 t->pool_cap = t->pool_len + pool_bytes;
                 t->pool = xrealloc(t->pool, t->pool_cap);
         }
+}
+
+void sym_table_prefault(struct sym_table *t, uint32_t nr, size_t pool_bytes)
+{
+        sym_table_reserve(t, nr, pool_bytes);
+        if (t->is_finished)
+                return;
+        uint32_t room = t->cap - t->nr;
+        mem_policy_populate(t->entries + t->nr,
+                            (size_t)(nr < room ? nr : room) * sizeof(*t->entries));
+        size_t pool_room = t->pool_cap - t->pool_len;
+        mem_policy_populate(t->pool + t->pool_len, pool_bytes < pool_room ? pool_bytes : pool_room);
 }
 
 void sym_table_add_bounded(struct sym_table *t, uint64_t start, uint64_t max_size, const char *name,
@@ -315,6 +328,7 @@ static struct sym_entry *sort_entries(struct sym_entry *e, uint32_t n)
                 key_bits++;
         unsigned int bits = n >= 4096 ? RADIX_MAX_BITS : 8;
         struct sym_entry *tmp = xmalloc(n * sizeof(*tmp)), *src = e, *dst = tmp, *swap;
+        mem_policy_populate(tmp, n * sizeof(*tmp)); /* written whole by the first pass */
         /* the first digit: the rank and the start's low bits */
         uint16_t *digit = xmalloc(n * sizeof(*digit));
         uint32_t mask = (1u << bits) - 1;
@@ -464,6 +478,7 @@ void sym_table_finish(struct sym_table *t, uint64_t max_inferred_size)
                         free(rest);
                 }
                 struct sym_entry *m = xmalloc(t->nr * sizeof(*m));
+                mem_policy_populate(m, t->nr * sizeof(*m)); /* written whole, below */
                 uint32_t i = 0, j = p, k = 0;
                 while (i < p && j < t->nr)
                         m[k++] = entry_cmp(&t->entries[i], &t->entries[j]) <= 0 ? t->entries[i++]

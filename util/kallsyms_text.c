@@ -4,6 +4,7 @@
    state (kallsyms_state). */
 #include "util/kallsyms_text.h"
 #include "util/write_all.h"
+#include "util/mem_policy.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -45,6 +46,9 @@ static char *read_all(int fd, size_t *len_out, void (*between)(void *), void *ct
                         cap *= 2;
                         text = xrealloc(text, cap);
                 }
+                /* the chunk's fresh pages faulted in at once, not one by one as the kernel
+                   copies into them (1,300 page faults for 6.18's kallsyms) */
+                mem_policy_populate(text + len, CHUNK);
                 ssize_t r = read(fd, text + len, CHUNK);
                 if (r < 0 && errno == EINTR)
                         continue;
@@ -351,18 +355,22 @@ char *kallsyms_text_state(void)
         return kallsyms_state();
 }
 
-bool kallsyms_cache_map(const char *name, const char *state, struct kallsyms_cache_map *m)
+/* Maps the cache file name when it was written in state (its header aligned: is_aligned), with
+   all its pages at once where is_populated. */
+static bool cache_map(const char *name, const char *state, bool is_aligned, bool is_populated,
+                      struct kallsyms_cache_map *m)
 {
         memset(m, 0, sizeof(*m));
-        size_t size = 0, hn = header_len(state, true);
+        size_t size = 0, hn = header_len(state, is_aligned);
         int fd = cache_open(name, &size);
         if (fd < 0)
                 return false;
-        void *base = size > hn ? mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+        int flags = MAP_PRIVATE | (is_populated ? MAP_POPULATE : 0);
+        void *base = size > hn ? mmap(NULL, size, PROT_READ, flags, fd, 0) : MAP_FAILED;
         close(fd);
         if (base == MAP_FAILED)
                 return false;
-        if (!is_header_of(base, size, state, true)) {
+        if (!is_header_of(base, size, state, is_aligned)) {
                 munmap(base, size);
                 return false;
         }
@@ -371,6 +379,16 @@ bool kallsyms_cache_map(const char *name, const char *state, struct kallsyms_cac
         m->base = base;
         m->size = size;
         return true;
+}
+
+bool kallsyms_cache_map(const char *name, const char *state, struct kallsyms_cache_map *m)
+{
+        return cache_map(name, state, true, false, m);
+}
+
+bool kallsyms_text_map(const char *state, struct kallsyms_cache_map *m)
+{
+        return cache_map(CACHE, state, false, true, m);
 }
 
 bool kallsyms_cache_is_kept(void)

@@ -5,6 +5,9 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -64,4 +67,19 @@ int mem_policy_short_run(void)
                 return 0;
 #endif
         return -ENOTSUP;
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+void mem_policy_populate(void *p, size_t len)
+{
+        long page = sysconf(_SC_PAGESIZE);
+        if (!p || page <= 0 || len < (size_t)page)
+                return;
+        uintptr_t mask = (uintptr_t)page - 1;
+        uintptr_t from = ((uintptr_t)p + mask) & ~mask, to = ((uintptr_t)p + len) & ~mask;
+        if (from < to)
+                (void)madvise((void *)from, to - from, MADV_POPULATE_WRITE);
 }

@@ -31,6 +31,7 @@
 #include "ksym_index.h"
 #include "live_int.h"
 #include "util/kallsyms_text.h"
+#include "util/mem_policy.h"
 #include "util/xalloc.h"
 #include "util/clock.h"
 
@@ -70,9 +71,12 @@ static const uint8_t hex_digit[256] = {
    the next one (4 KiB when that is over 1 MiB away). Returns an owned array of *nr. */
 static struct perf_ksym *ksyms_parse(char *text, size_t *nr_out)
 {
-        size_t nr = 0, cap_syms = 1 << 16;
-        struct perf_ksym *syms = xcalloc(cap_syms, sizeof(*syms));
         char *end = text + strlen(text);
+        /* room for as many symbols as lines of 48 bytes, faulted in at once (a line of 6.18's
+           kallsyms is 44 bytes, nearly all of them text symbols): past it, grown as before */
+        size_t nr = 0, cap_syms = (size_t)(end - text) / 48 + 1024;
+        struct perf_ksym *syms = xmalloc(cap_syms * sizeof(*syms));
+        mem_policy_populate(syms, (cap_syms - 1024) * sizeof(*syms));
         for (char *line = text, *nl; line < end; line = nl + 1) {
                 /* "ADDR TYPE NAME" or "ADDR TYPE NAME\t[MODULE]": one pass over the line */
                 nl = memchr(line, '\n', (size_t)(end - line));
@@ -139,8 +143,11 @@ static void ksyms_keep(struct live_source *ls, const struct perf_ksym *syms, siz
         }
         if (k < 2)
                 return;
-        struct perf_ksym *kept = xcalloc(k, sizeof(*kept));
-        char *names = xcalloc(1, bytes);
+        struct perf_ksym *kept = xmalloc(k * sizeof(*kept));
+        char *names = xmalloc(bytes);
+        /* both written whole, below */
+        mem_policy_populate(kept, k * sizeof(*kept));
+        mem_policy_populate(names, bytes);
         size_t o = 0, j = 0;
         for (size_t i = 0; i < nr; i++) {
                 if (syms[i].module[0])

@@ -1200,6 +1200,63 @@ static void test_kallsyms_parsed_cache(void **state)
 }
 
 /* The running kernel's symbols: parsed then mapped from a cache of the test's own, the same. */
+/* The text another reader kept (a live session's host, which reads kallsyms first), with no
+   parsed form yet: parsed where it lies in the cache (mapped), not read from kallsyms again;
+   another user's text is not taken. */
+static void test_kallsyms_text_kept(void **state)
+{
+        (void)state;
+        char dir[] = "/tmp/etwtop-ktext-XXXXXX", ks_path[64], mod_path[64], cache_dir[64];
+        char table[96], text_cache[96];
+        assert_non_null(mkdtemp(dir));
+        snprintf(ks_path, sizeof(ks_path), "%s/kallsyms", dir);
+        snprintf(mod_path, sizeof(mod_path), "%s/modules", dir);
+        snprintf(cache_dir, sizeof(cache_dir), "%s/cache", dir);
+        snprintf(table, sizeof(table), "%s/kallsyms.table", cache_dir);
+        snprintf(text_cache, sizeof(text_cache), "%s/kallsyms.cache", cache_dir);
+        char *text = big_text(3000), *other = big_text(1000);
+        write_file(ks_path, text);
+        write_file(mod_path, "ext4 1 0 - Live 0xffffffffc0a00000\n");
+        struct kallsyms *p = parse_ok(text, strlen(text)), *q = parse_ok(other, strlen(other));
+        kallsyms_text_set_paths(ks_path, mod_path, cache_dir, true);
+        size_t len = 0;
+        free(kallsyms_text_read(&len, NULL, NULL)); /* as the host does: the text kept */
+        assert_int_equal(len, strlen(text));
+        struct stat st;
+        assert_int_equal(stat(text_cache, &st), 0);
+        assert_int_not_equal(stat(table, &st), 0);
+
+        /* kallsyms changed behind the cache's back (its state the same): the kept text is
+           what is parsed, and the parse is stored */
+        write_file(ks_path, other);
+        struct kallsyms *a = read_live(false);
+        assert_same(p, a);
+        kallsyms_free(a);
+        assert_int_equal(stat(table, &st), 0);
+        a = read_live(true);
+        assert_same(p, a);
+        kallsyms_free(a);
+
+        /* another user's kept text: not taken, kallsyms read */
+        assert_int_equal(unlink(table), 0);
+        assert_int_equal(chown(text_cache, 1, 1), 0);
+        a = read_live(false);
+        assert_same(q, a);
+        kallsyms_free(a);
+
+        kallsyms_text_set_paths(NULL, NULL, NULL, false);
+        kallsyms_free(p);
+        kallsyms_free(q);
+        free(text);
+        free(other);
+        unlink(table);
+        unlink(text_cache);
+        rmdir(cache_dir);
+        unlink(ks_path);
+        unlink(mod_path);
+        rmdir(dir);
+}
+
 static void test_kallsyms_parsed_real(void **state)
 {
         (void)state;
@@ -1247,6 +1304,7 @@ int main(void)
                 cmocka_unit_test(test_kallsyms_parsed_damaged),
                 cmocka_unit_test(test_kallsyms_parsed_cache),
                 cmocka_unit_test(test_kallsyms_parsed_real),
+                cmocka_unit_test(test_kallsyms_text_kept),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

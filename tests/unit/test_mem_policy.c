@@ -190,12 +190,53 @@ static void test_trim_past_its_minimum(void **state)
 #endif
 }
 
+/* mem_policy_populate faults in the pages wholly inside its range, at once, and leaves what
+   they hold (and the pages it only partly covers) as they were. */
+static void test_populate_whole_pages(void **state)
+{
+        (void)state;
+        long page = sysconf(_SC_PAGESIZE);
+        enum { NR_PAGES = 64 };
+        size_t len = (size_t)NR_PAGES * (size_t)page;
+        uint8_t *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        assert_true(m != MAP_FAILED);
+        if (madvise(m + (NR_PAGES - 1) * page, (size_t)page, 23 /* MADV_POPULATE_WRITE */) != 0) {
+                munmap(m, len);
+                skip(); /* a kernel before 5.14: nothing to fault in at once */
+        }
+        munmap(m + (NR_PAGES - 1) * page, (size_t)page); /* probed: made fresh again */
+        assert_true(mmap(m + (NR_PAGES - 1) * page, (size_t)page, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED);
+        unsigned char vec[NR_PAGES];
+        assert_int_equal(mincore(m, len, vec), 0);
+        for (int i = 0; i < NR_PAGES; i++)
+                assert_int_equal(vec[i] & 1, 0);
+        /* a page written before: kept as it was */
+        memset(m + 10 * page, 0x5a, (size_t)page);
+        mem_policy_populate(m + 100, len - 200);
+        assert_int_equal(mincore(m, len, vec), 0);
+        assert_int_equal(vec[0] & 1, 0); /* only partly in the range */
+        assert_int_equal(vec[NR_PAGES - 1] & 1, 0);
+        for (int i = 1; i < NR_PAGES - 1; i++)
+                assert_int_equal(vec[i] & 1, 1);
+        for (long i = 0; i < page; i++)
+                assert_int_equal(m[10 * page + i], 0x5a);
+        assert_int_equal(m[20 * page], 0);
+        /* less than a page, or nothing: nothing done */
+        mem_policy_populate(m + 1, (size_t)page - 2);
+        mem_policy_populate(NULL, len);
+        assert_int_equal(mincore(m, len, vec), 0);
+        assert_int_equal(vec[0] & 1, 0);
+        munmap(m, len);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_tables_churn_outside_the_heap),
                 cmocka_unit_test(test_small_table_written_at_once),
                 cmocka_unit_test(test_trim_past_its_minimum),
+                cmocka_unit_test(test_populate_whole_pages),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -318,6 +318,38 @@ static void test_any_order(void **state)
         sym_table_free(c);
 }
 
+/* A table whose room was faulted in ahead (sym_table_prefault) holds what is added past that
+   room, and less than it, as one grown entry by entry: the same names at the same places, and
+   its room not used given back. */
+static void test_prefault(void **state)
+{
+        (void)state;
+        static const uint32_t counts[] = {10, 5000};
+        for (size_t k = 0; k < sizeof(counts) / sizeof(*counts); k++) {
+                struct sym_table *a = sym_table_new(), *b = sym_table_new();
+                sym_table_prefault(b, 1000, 16 * 1000);
+                char name[32];
+                for (uint32_t i = 0; i < counts[k]; i++) {
+                        /* added out of order, as modules follow the kernel */
+                        uint64_t start = 0x100000 + (uint64_t)((i * 7919u) % counts[k]) * 0x40;
+                        int n = snprintf(name, sizeof(name), "fn_%u", i);
+                        sym_table_add(a, start, 0x40, name, (size_t)n, 0);
+                        sym_table_add(b, start, 0x40, name, (size_t)n, 0);
+                }
+                sym_table_finish(a, 0);
+                sym_table_finish(b, 0);
+                assert_int_equal(sym_table_count(a), counts[k]);
+                assert_int_equal(sym_table_count(b), counts[k]);
+                for (uint32_t i = 0; i < counts[k]; i++) {
+                        uint64_t addr = 0x100000 + (uint64_t)i * 0x40 + 3;
+                        assert_string_equal(name_at(a, addr), name_at(b, addr));
+                }
+                assert_int_equal(sym_table_memory(a), sym_table_memory(b));
+                sym_table_free(a);
+                sym_table_free(b);
+        }
+}
+
 /* Names in a string table that outlives the table (an ELF file's) are read in place, not
    copied: the same names, no pool for them; a string table with a byte the pool would replace
    is copied and sanitized as before; a name past the borrowed table, or too long, is copied. */
@@ -465,6 +497,7 @@ int main(void)
                 cmocka_unit_test(test_control_characters),
                 cmocka_unit_test(test_borrow_every_byte),
                 cmocka_unit_test(test_borrowed_names),
+                cmocka_unit_test(test_prefault),
                 cmocka_unit_test(test_mapped),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

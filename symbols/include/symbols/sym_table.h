@@ -47,6 +47,10 @@ void sym_table_choose_last_alias(struct sym_table *t);
 /* Room for nr more entries and pool_bytes more of names (a hint: adding past it grows the
    table as before), so that a table whose size is known ahead is not copied as it grows. */
 void sym_table_reserve(struct sym_table *t, uint32_t nr, size_t pool_bytes);
+/* sym_table_reserve, with the room's pages faulted in at once (util/mem_policy.h): for a table
+   about to be filled with at least nr entries and pool_bytes of names (a lower bound: what is
+   faulted in and not filled is memory held until sym_table_finish). */
+void sym_table_prefault(struct sym_table *t, uint32_t nr, size_t pool_bytes);
 void sym_table_free(struct sym_table *t);
 
 /* A finished, read-only table over arrays that another finished table held (a cache file
