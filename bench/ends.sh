@@ -9,9 +9,11 @@
 # them); with a short SECONDS the start and the quit are most of this. The rounds take the builds
 # in turn (A, B, A, B...), each with a runtime directory of its own kept over its rounds and
 # filled by an unmeasured round first (warm caches: the kernel's symbols, as in top.sh's
-# WARM=1). Prints each round's milliseconds, each build's mean, and B/A. No ratio against perf:
-# top.sh compares with perf top.
-# Usage: [MODE=samples|full] bench/ends.sh BUILD_A [BUILD_B] [ROUNDS] [SECONDS]
+# WARM=1). COLD=1: a new runtime directory for every round and no unmeasured round (cold caches,
+# as top.sh's rounds start: the kernel's symbols read from /proc/kallsyms, parsed and kept).
+# Prints each round's milliseconds, each build's mean, and B/A. No ratio against perf: top.sh
+# compares with perf top.
+# Usage: [MODE=samples|full] [COLD=1] bench/ends.sh BUILD_A [BUILD_B] [ROUNDS] [SECONDS]
 #        (default 5 rounds of 3 s; needs root, cgroup v2, perf, tmux)
 set -u
 build_a=${1:?usage: bench/ends.sh BUILD_A [BUILD_B] [ROUNDS] [SECONDS]}
@@ -33,6 +35,7 @@ round() {
         local b=$1 k=$2 e rt cg cg0 pane pids
         e=$(realpath "${builds[$b]}/src/etwtop")
         rt=$tmp/rt-$b
+        [ "${COLD:-0}" = 1 ] && rt=$tmp/rt-$b-$k
         mkdir -p "$rt" && chmod 700 "$rt"
         cg=$(cg_make "$b-$k")
         [ -n "$cg" ] || return 0
@@ -58,11 +61,15 @@ round() {
         awk -v s="$cg0" '/^usage_usec/ {printf "%.2f", ($2 / 1e6 - s) * 1000}' "$cg/cpu.stat"
 }
 
-echo "ends: ${#builds[@]} build(s), $rounds rounds of $secs s each, MODE=$MODE, $ncpu CPUs busy; the CPU a round (ms): start, $secs s, quit"
-# an unmeasured round of each build first: its runtime directory's caches made
-for b in "${!builds[@]}"; do
-        round "$b" 0 >/dev/null
-done
+caches=warm
+[ "${COLD:-0}" = 1 ] && caches=cold
+echo "ends: ${#builds[@]} build(s), $rounds rounds of $secs s each, MODE=$MODE, $caches caches, $ncpu CPUs busy; the CPU a round (ms): start, $secs s, quit"
+# an unmeasured round of each build first: its runtime directory's caches made (COLD=1: none)
+if [ "${COLD:-0}" != 1 ]; then
+        for b in "${!builds[@]}"; do
+                round "$b" 0 >/dev/null
+        done
+fi
 declare -a sum
 for ((k = 1; k <= rounds; k++)); do
         for b in "${!builds[@]}"; do
