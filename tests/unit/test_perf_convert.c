@@ -1500,10 +1500,17 @@ static void test_wait_reason_from_stack(void **state)
         assert_int_equal(perf_wait_reason_of_function("ep_poll"), -1);
         assert_int_equal(perf_wait_reason_of_function("do_nanosleep_x"), -1);
         assert_int_equal(perf_wait_reason_of_function(NULL), -1);
-        /* the two-character screen: short names, and names that share only a start */
+        /* the three-character screen: short names, and names that share only a start */
         assert_int_equal(perf_wait_reason_of_function(""), -1);
         assert_int_equal(perf_wait_reason_of_function("d"), -1);
         assert_int_equal(perf_wait_reason_of_function("do"), -1);
+        assert_int_equal(perf_wait_reason_of_function("do_"), -1);
+        assert_int_equal(perf_wait_reason_of_function("__"), -1);
+        assert_int_equal(perf_wait_reason_of_function("__f"), -1);
+        assert_int_equal(perf_wait_reason_of_function("__futex_wait"), 37);
+        assert_int_equal(perf_wait_reason_of_function("__folio_lock_killable"), 9);
+        assert_int_equal(perf_wait_reason_of_function("__do_sys_sched_yield"), 33);
+        assert_int_equal(perf_wait_reason_of_function("__arm64_sys_sched_yield"), 33);
         assert_int_equal(perf_wait_reason_of_function("__x64_sys_sched_yield"), 33);
         assert_int_equal(perf_wait_reason_of_function("__x64_sys_sched_yield2"), -1);
         assert_int_equal(perf_wait_reason_of_function("mutex_lock_interruptible"), 29);
