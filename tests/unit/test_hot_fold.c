@@ -573,6 +573,90 @@ static void test_upkeep_folds_without_decay(void **state)
         }
 }
 
+/* Past the cap on ended processes' places, those their stacks only passed through (no sample
+   of their own at that address) fold into their function's first byte, one place a function,
+   where those with samples of their own fold one an address: the rows by function stay what
+   they were before the processes ended, and the table holds one place for the callers' eight
+   addresses. */
+static void test_exited_callers_fold_per_function(void **state)
+{
+        (void)state;
+        const uint32_t base = 3000, nr = 200, keep = 64 / 2; /* hot_new(..., 1024): 64 at most */
+        struct sym_store *store = NULL;
+        struct sym_options o = {.is_synchronous = true, .is_live = true, .log = quiet_log};
+        assert_int_equal(sym_store_new(&store, &o), 0);
+        load_exe(store, base, base + nr);
+        /* two functions of this binary: the callers' f (128 bytes at least), the leaves' g */
+        uint64_t f_start = 0, f_size = 0, g_start = 0, g_size = 0;
+        uint32_t module = 0;
+        for (uint64_t rel = 0x1000; rel < (8u << 20) && !g_size; rel += 16) {
+                struct sym_loc loc = sym_locate(store, base, EXE + rel);
+                uint64_t start, size;
+                if (!loc.module || !sym_function_range(store, loc, &start, &size))
+                        continue;
+                module = loc.module;
+                if (!f_size && size >= 128) {
+                        f_start = start;
+                        f_size = size;
+                } else if (f_size && start > f_start) {
+                        g_start = start;
+                        g_size = size;
+                }
+                rel = start + size - 16 > rel ? start + size - 16 : rel;
+        }
+        assert_true(f_size >= 128 && g_size > 0);
+        struct hot *h = hot_new(store, 1024), *ref = hot_new(store, 1024);
+        int64_t t = 1000;
+        for (uint32_t i = 0; i < nr; i++) {
+                uint32_t pid = base + i;
+                uint64_t frames[2] = {EXE + g_start, EXE + f_start + 8 + 4 * (i % 8)};
+                sample(h, ref, 0, t += 1000, pid, frames[0], frames, 2);
+        }
+        hot_refresh(h);
+        assert_int_equal(hot_nr_places(h), 2 * nr);
+        for (uint32_t i = 0; i < nr; i++) {
+                struct kevent ev = ev_end(t += 1000, base + i);
+                hot_event(h, &ev);
+        }
+        hot_refresh(h);
+        hot_refresh(h);
+        /* the heaviest half of the cap stays (the leaves of the first processes: a sample
+           each, where the callers have none), the other leaves fold into one place at their
+           address, every caller into one at f's first byte */
+        assert_int_equal(hot_nr_places(h), keep + 2);
+        struct hot_place pl[16];
+        const struct hot_row *ra, *rb;
+        uint32_t na = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_FUNCTION, false, &ra);
+        uint32_t fn = 0;
+        for (uint32_t i = 0; i < na; i++)
+                if (ra[i].module == module && ra[i].total == nr && ra[i].self == 0)
+                        fn = ra[i].function;
+        assert_int_not_equal(fn, 0);
+        uint32_t n = hot_function_places(h, HOT_SOURCE_TIMER, module, fn, pl, 16);
+        assert_int_equal(n, 1);
+        assert_int_equal(pl[0].rel, f_start);
+        assert_int_equal(pl[0].self, 0);
+        assert_int_equal(pl[0].total, nr);
+        /* the rows by function: those of the model whose processes did not end */
+        hot_refresh(ref);
+        uint32_t nb = hot_functions_by(ref, HOT_SOURCE_TIMER, HOT_BY_FUNCTION, false, &rb);
+        assert_int_equal(na, nb);
+        for (uint32_t i = 0; i < na; i++) {
+                bool is_found = false;
+                for (uint32_t j = 0; j < nb && !is_found; j++)
+                        is_found = ra[i].module == rb[j].module &&
+                                   ra[i].function == rb[j].function && ra[i].self == rb[j].self &&
+                                   ra[i].total == rb[j].total;
+                assert_true(is_found);
+        }
+        struct hot_caps c;
+        hot_caps(h, &c);
+        assert_int_equal(c.nr_exited_folded, 2 * nr - keep);
+        hot_free(h);
+        hot_free(ref);
+        sym_store_free(store);
+}
+
 /* A store as a live session's (sym_store_is_live) or a trace read's, with this binary at EXE in
    process pid: addresses past its file, inside the mapping, are in no function (a stripped
    library's internal ones: module, no name), their answers settled. */
@@ -947,6 +1031,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_rows_keys_compacted, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_upkeep_folds_without_decay, setup, teardown),
                 cmocka_unit_test(test_unnamed_cap_keeps_heaviest),
+                cmocka_unit_test(test_exited_callers_fold_per_function),
                 cmocka_unit_test_setup_teardown(test_table_grows_by_quarter, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -88,6 +88,8 @@ void hot_set_merge_check(struct hot *h, bool is_checked);
 void hot_nr_builds(const struct hot *h, uint64_t *nr_incremental, uint64_t *nr_whole);
 /* The row keys the rows' cache holds, named by places or not yet dropped (tests). */
 uint32_t hot_nr_row_keys(const struct hot *h);
+/* The places the table holds (tests). */
+uint32_t hot_nr_places(const struct hot *h);
 
 /* What the caps did since the counts last started over (hot_caps). */
 struct hot_caps {
