@@ -56,8 +56,10 @@ struct hot_module_row {
 /* The places of processes that ended stay one by one up to HOT_EXITED_MAX, the heavier first
    (a process's rows in the functions by process or thread); past it, the lighter fold (until
    HOT_EXITED_MAX / 2 are left) into one place per address whose process and thread are AGG_ALL
-   (switches_process_name names it SWITCHES_EXITED_NAME): the functions' counts stay whole, and the
-   table stops growing with the processes that came and went. */
+   (switches_process_name names it SWITCHES_EXITED_NAME), or, for an address with no sample of
+   its own (stacks passed through it), per function (at its first byte): the functions' counts
+   stay whole, and the table stops growing with the processes that came and went and the code
+   they passed through. */
 #define HOT_EXITED_MAX 16384u
 /* ... or a sixteenth of a smaller table's places (hot_new's max_entries), 64 at least */
 #define HOT_EXITED_SHARE 16u
