@@ -1098,6 +1098,33 @@ static long body_at(const char *path)
         return -1;
 }
 
+/* A test's directory: a kallsyms and a modules file, and a cache directory with its files. */
+struct ktmp {
+        char dir[40], ks_path[64], mod_path[64], cache_dir[64], table[96], text_cache[96];
+};
+
+static void ktmp_make(struct ktmp *k, const char *name)
+{
+        snprintf(k->dir, sizeof(k->dir), "/tmp/etwtop-%s-XXXXXX", name);
+        assert_non_null(mkdtemp(k->dir));
+        snprintf(k->ks_path, sizeof(k->ks_path), "%s/kallsyms", k->dir);
+        snprintf(k->mod_path, sizeof(k->mod_path), "%s/modules", k->dir);
+        snprintf(k->cache_dir, sizeof(k->cache_dir), "%s/cache", k->dir);
+        snprintf(k->table, sizeof(k->table), "%s/kallsyms.table", k->cache_dir);
+        snprintf(k->text_cache, sizeof(k->text_cache), "%s/kallsyms.cache", k->cache_dir);
+}
+
+static void ktmp_remove(const struct ktmp *k)
+{
+        kallsyms_text_set_paths(NULL, NULL, NULL, false);
+        unlink(k->table);
+        unlink(k->text_cache);
+        rmdir(k->cache_dir);
+        unlink(k->ks_path);
+        unlink(k->mod_path);
+        rmdir(k->dir);
+}
+
 /* The parse of kallsyms_read(NULL) is stored in root's cache and mapped by the next reader in
    the same state, with every answer the same; a damaged file, one of another state or another
    user, or one that others may write, is not used (the text parsed as before, the answers
@@ -1105,14 +1132,10 @@ static long body_at(const char *path)
 static void test_kallsyms_parsed_cache(void **state)
 {
         (void)state;
-        char dir[] = "/tmp/etwtop-ktable-XXXXXX", ks_path[64], mod_path[64], cache_dir[64];
-        char table[96], text_cache[96];
-        assert_non_null(mkdtemp(dir));
-        snprintf(ks_path, sizeof(ks_path), "%s/kallsyms", dir);
-        snprintf(mod_path, sizeof(mod_path), "%s/modules", dir);
-        snprintf(cache_dir, sizeof(cache_dir), "%s/cache", dir);
-        snprintf(table, sizeof(table), "%s/kallsyms.table", cache_dir);
-        snprintf(text_cache, sizeof(text_cache), "%s/kallsyms.cache", cache_dir);
+        struct ktmp k;
+        ktmp_make(&k, "ktable");
+        const char *ks_path = k.ks_path, *mod_path = k.mod_path, *cache_dir = k.cache_dir;
+        const char *table = k.table;
         char *text = big_text(3000);
         write_file(ks_path, text);
         write_file(mod_path, "ext4 1 0 - Live 0xffffffffc0a00000\n");
@@ -1186,17 +1209,11 @@ static void test_kallsyms_parsed_cache(void **state)
         assert_false(kallsyms_is_mapped(c));
         kallsyms_free(c);
 
-        kallsyms_text_set_paths(NULL, NULL, NULL, false);
+        ktmp_remove(&k);
         kallsyms_free(p);
         kallsyms_free(p2);
         free(text);
         free(text2);
-        unlink(table);
-        unlink(text_cache);
-        rmdir(cache_dir);
-        unlink(ks_path);
-        unlink(mod_path);
-        rmdir(dir);
 }
 
 /* The running kernel's symbols: parsed then mapped from a cache of the test's own, the same. */
@@ -1206,19 +1223,14 @@ static void test_kallsyms_parsed_cache(void **state)
 static void test_kallsyms_text_kept(void **state)
 {
         (void)state;
-        char dir[] = "/tmp/etwtop-ktext-XXXXXX", ks_path[64], mod_path[64], cache_dir[64];
-        char table[96], text_cache[96];
-        assert_non_null(mkdtemp(dir));
-        snprintf(ks_path, sizeof(ks_path), "%s/kallsyms", dir);
-        snprintf(mod_path, sizeof(mod_path), "%s/modules", dir);
-        snprintf(cache_dir, sizeof(cache_dir), "%s/cache", dir);
-        snprintf(table, sizeof(table), "%s/kallsyms.table", cache_dir);
-        snprintf(text_cache, sizeof(text_cache), "%s/kallsyms.cache", cache_dir);
+        struct ktmp k;
+        ktmp_make(&k, "ktext");
+        const char *ks_path = k.ks_path, *table = k.table, *text_cache = k.text_cache;
         char *text = big_text(3000), *other = big_text(1000);
         write_file(ks_path, text);
-        write_file(mod_path, "ext4 1 0 - Live 0xffffffffc0a00000\n");
+        write_file(k.mod_path, "ext4 1 0 - Live 0xffffffffc0a00000\n");
         struct kallsyms *p = parse_ok(text, strlen(text)), *q = parse_ok(other, strlen(other));
-        kallsyms_text_set_paths(ks_path, mod_path, cache_dir, true);
+        kallsyms_text_set_paths(ks_path, k.mod_path, k.cache_dir, true);
         size_t len = 0;
         free(kallsyms_text_read(&len, NULL, NULL)); /* as the host does: the text kept */
         assert_int_equal(len, strlen(text));
@@ -1244,17 +1256,11 @@ static void test_kallsyms_text_kept(void **state)
         assert_same(q, a);
         kallsyms_free(a);
 
-        kallsyms_text_set_paths(NULL, NULL, NULL, false);
+        ktmp_remove(&k);
         kallsyms_free(p);
         kallsyms_free(q);
         free(text);
         free(other);
-        unlink(table);
-        unlink(text_cache);
-        rmdir(cache_dir);
-        unlink(ks_path);
-        unlink(mod_path);
-        rmdir(dir);
 }
 
 static void test_kallsyms_parsed_real(void **state)
