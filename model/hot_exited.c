@@ -75,14 +75,16 @@ static int exited_order(const void *ctx, uint32_t a, uint32_t b)
    total is its places' totals less their dup, both added), and what is kept by address is what
    annotate and the lines read (samples' own addresses): the named addresses a long run's ended
    processes only passed through, one place each, were what grew its table (bench/README.md,
-   item 7, stops 100 and 101); now one a function. */
+   item 7, stops 100 and 101); now one a function. Only where the function's module is loaded
+   now: an ended process's module given back (sym_evict.c) is not loaded again for it. */
 static void fold_one(struct hot *h, const struct entry *e)
 {
         struct entry k = *e;
         uint64_t start = 0, size = 0;
         if (!e->self && e->module && e->answer == SYM_RESOLVED + 1 && !e->epoch &&
             e->rel != HOT_REL_UNNAMED_REST &&
-            sym_function_range(h->store, (struct sym_loc){e->module, e->rel}, &start, &size) &&
+            sym_function_range_loaded(h->store, (struct sym_loc){e->module, e->rel}, &start,
+                                      &size) &&
             start <= e->rel)
                 k.rel = start; /* its answer (the same function) goes with it */
         hot_slot_delete(h, hot_slot_find(h, e));

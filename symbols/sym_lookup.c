@@ -307,11 +307,14 @@ size_t sym_format(struct sym_store *s, struct sym_loc loc, char *buf, size_t siz
         return n < 0 ? 0 : (size_t)n;
 }
 
-bool sym_function_range(struct sym_store *s, struct sym_loc loc, uint64_t *start_rel,
-                        uint64_t *size)
+/* sym_function_range, and sym_function_range_loaded where !may_load. */
+static bool function_range(struct sym_store *s, struct sym_loc loc, uint64_t *start_rel,
+                           uint64_t *size, bool may_load)
 {
         struct module *m = s ? symbols_module_of(s, loc.module) : NULL;
         if (!m)
+                return false;
+        if (!may_load && atomic_load_explicit(&m->state, memory_order_acquire) != LS_LOADED)
                 return false;
         if (m->kind == MOD_KERNEL)
                 symbols_kernel_table_refresh(s);
@@ -329,6 +332,18 @@ bool sym_function_range(struct sym_store *s, struct sym_loc loc, uint64_t *start
         *start_rel = loc.rel - (addr - se->start);
         *size = se->size;
         return true;
+}
+
+bool sym_function_range(struct sym_store *s, struct sym_loc loc, uint64_t *start_rel,
+                        uint64_t *size)
+{
+        return function_range(s, loc, start_rel, size, true);
+}
+
+bool sym_function_range_loaded(struct sym_store *s, struct sym_loc loc, uint64_t *start_rel,
+                               uint64_t *size)
+{
+        return function_range(s, loc, start_rel, size, false);
 }
 
 bool sym_module_info(struct sym_store *s, uint32_t module, struct sym_module_info *info)

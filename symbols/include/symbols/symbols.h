@@ -141,6 +141,10 @@ size_t sym_format(struct sym_store *s, struct sym_loc loc, char *buf, size_t siz
    without a table). Used to read a function's code (annotate). */
 bool sym_function_range(struct sym_store *s, struct sym_loc loc, uint64_t *start_rel,
                         uint64_t *size);
+/* sym_function_range where loc's module is loaded now, else false: no load is asked for (a
+   module given back stays so), for a caller that only tidies what it holds. */
+bool sym_function_range_loaded(struct sym_store *s, struct sym_loc loc, uint64_t *start_rel,
+                               uint64_t *size);
 
 /* Interned strings: 0 is "". Ids are stable for the store's life. */
 const char *sym_name(const struct sym_store *s, uint32_t id);
