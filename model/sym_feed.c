@@ -20,9 +20,16 @@ struct identity {
         uint64_t file_offset;
         uint8_t build_id[20];
         uint32_t build_id_size;
+        uint32_t seq; /* when it was held: the oldest of a set gives way */
 };
 
-#define NR_PENDING_IDENTITIES 32
+/* Held by their mapping in sets of IDENTITY_WAYS (a mapping's set by its pid and base): 1,024 at
+   once. Where one CPU's buffer ends between an identity and its Image, the pair's Image comes
+   with that CPU's next buffer, after the other CPUs' buffers: each may hold some 300 other
+   pairs (a build's compilers starting), past the 32 held in a ring before (symbols_live failed
+   once so beside the CI's warnings build, sym_cxx+0x1ed: its code placed a page off). */
+#define IDENTITY_SETS 256u
+#define IDENTITY_WAYS 4u
 
 struct sym_feed {
         struct sym_store *store; /* borrowed */
@@ -30,8 +37,8 @@ struct sym_feed {
            Several at once: a live session's CPU buffers come one after another, so where one
            CPU's buffer ends between the two, another CPU's pairs come in between (a program
            starting on each CPU) */
-        struct identity ids[NR_PENDING_IDENTITIES];
-        uint32_t nr_ids_seen; /* the next one goes to ids[nr_ids_seen % NR_PENDING_IDENTITIES] */
+        struct identity ids[IDENTITY_SETS * IDENTITY_WAYS];
+        uint32_t nr_ids_seen; /* the seq of the next one held */
         uint32_t nr_held;     /* of ids, those is_held: most often none (each Image takes its
                                  identity at once), and then none is looked for */
         /* Windows' merge writes DbgID_RSDS just before the Image event it describes: held
@@ -62,33 +69,42 @@ void sym_feed_free(struct sym_feed *f)
         free(f);
 }
 
+/* The set of the mapping at base of pid: its first way. */
+static struct identity *identity_set(struct sym_feed *f, uint32_t pid, uint64_t base)
+{
+        uint64_t x = (base ^ (uint64_t)pid << 40) * 0x9e3779b97f4a7c15ull;
+        return &f->ids[((x >> 40) & (IDENTITY_SETS - 1)) * IDENTITY_WAYS];
+}
+
 /* The identity held for the mapping at base of pid, or NULL. */
 static struct identity *identity_held(struct sym_feed *f, uint32_t pid, uint64_t base)
 {
         if (!f->nr_held)
                 return NULL;
-        /* the one held last first: the Image most often comes right after its identity (two
-           scans of all 32 an image were 13 M instructions of a fork-heavy perf.data's replay) */
-        struct identity *last = &f->ids[(f->nr_ids_seen - 1) % NR_PENDING_IDENTITIES];
-        if (last->is_held && last->pid == pid && last->base == base)
-                return last;
-        for (uint32_t i = 0; i < NR_PENDING_IDENTITIES; i++) {
-                struct identity *id = &f->ids[i];
-                if (id->is_held && id->pid == pid && id->base == base)
-                        return id;
-        }
+        struct identity *set = identity_set(f, pid, base);
+        for (uint32_t i = 0; i < IDENTITY_WAYS; i++)
+                if (set[i].is_held && set[i].pid == pid && set[i].base == base)
+                        return &set[i];
         return NULL;
 }
 
 /* Holds ev's identity until its Image comes: in place of an earlier one of the same mapping,
-   else of the oldest (one whose Image never came: a recording cut between the two). */
+   else of a free way of its set, else of the set's oldest (one whose Image never came: a
+   recording cut between the two). */
 static void identity_hold(struct sym_feed *f, const struct kevent *ev)
 {
         struct identity *id = identity_held(f, ev->image_identity.pid, ev->image_identity.base);
-        if (!id)
-                id = &f->ids[f->nr_ids_seen++ % NR_PENDING_IDENTITIES];
+        if (!id) {
+                struct identity *set =
+                        identity_set(f, ev->image_identity.pid, ev->image_identity.base);
+                id = &set[0];
+                for (uint32_t i = 0; i < IDENTITY_WAYS && id->is_held; i++)
+                        if (!set[i].is_held || set[i].seq - id->seq > UINT32_MAX / 2)
+                                id = &set[i];
+        }
         f->nr_held += !id->is_held;
         id->is_held = true;
+        id->seq = f->nr_ids_seen++;
         id->pid = ev->image_identity.pid;
         id->base = ev->image_identity.base;
         id->file_offset = ev->image_identity.file_offset;

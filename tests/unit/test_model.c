@@ -2510,6 +2510,28 @@ static void test_sym_feed_identities_interleaved(void **state)
         struct kevent plain = ev_image_of(MS(2), 13, base_a);
         sym_feed_event(f, &plain);
         assert_int_equal(sym_locate(s, 13, base_a + 0x1ed).rel, 0x1ed);
+        /* a whole CPU buffer of other programs' pairs (a build's compilers starting: some 300
+           in 64 KB) between a pair split by its buffer's end, and a few split ones of the other
+           CPUs: the identity still held when its Image comes (a ring of 32 lost it) */
+        struct kevent split = ev_identity(MS(3), 20, base_a, id_a);
+        sym_feed_event(f, &split);
+        for (uint32_t i = 0; i < 300; i++) {
+                uint64_t base = 0x600000001000ull + (uint64_t)i * 0x100000;
+                struct kevent pair[2] = {ev_identity(MS(3), 200 + i, base, id_b),
+                                         ev_image_of(MS(3), 200 + i, base)};
+                if (i % 100 == 99) {
+                        sym_feed_event(f, &pair[0]); /* its Image in a later buffer */
+                        continue;
+                }
+                sym_feed_event(f, &pair[0]);
+                sym_feed_event(f, &pair[1]);
+                assert_int_equal(sym_locate(s, 200 + i, base + 0x1ed).rel, 0x11ed);
+        }
+        struct kevent late = ev_image_of(MS(3), 20, base_a);
+        sym_feed_event(f, &late);
+        struct sym_loc loc = sym_locate(s, 20, base_a + 0x1ed);
+        assert_int_equal(loc.rel, 0x11ed);
+        assert_int_equal(loc.module, modules[0]); /* its own build-id's */
         sym_feed_free(f);
         sym_store_free(s);
 }
