@@ -74,9 +74,10 @@ static int exited_order(const void *ctx, uint32_t a, uint32_t b)
    is named, at that function's first byte instead. A row's counts stay whole either way (its
    total is its places' totals less their dup, both added), and what is kept by address is what
    annotate and the lines read (samples' own addresses): the named addresses a long run's ended
-   processes only passed through, one place each, were what grew its table (bench/README.md,
-   item 7, stops 100 and 101); now one a function. Only where the function's module is loaded
-   now: an ended process's module given back (sym_evict.c) is not loaded again for it. */
+   processes only passed through take one place a function, not one an address (one place in
+   thirty under bench/rss.sh's load: bench/README.md, item 7, stop 101). Only where the
+   function's module is loaded now: an ended process's module given back (sym_evict.c) is not
+   loaded again for it. */
 static void fold_one(struct hot *h, const struct entry *e)
 {
         struct entry k = *e;
