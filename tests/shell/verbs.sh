@@ -80,7 +80,16 @@ consumer_is() {
         [ "$(field 'NT Kernel Logger' consumers)" = "$1" ]
 }
 wait_until 120 eval "consumer_is '1 real-time' || ! kill -0 $att 2>/dev/null"
+on_fail() {
+        # (whether the attached screen still ran, and what it said: once under load it was no
+        # consumer by the wait's end, nothing of it kept)
+        kill -0 "$att" 2>/dev/null && echo "the attached screen runs" ||
+                echo "the attached screen is gone"
+        echo "its stderr:"
+        tail -5 "$tmp/attach.err"
+}
 check "--loggers: the attached screen counts as a consumer" consumer_is '1 real-time'
+unset -f on_fail
 # the samples the latest frame counts (its header is written whole)
 attach_samples() {
         awk '/samples/ {for (i = 1; i < NF; i++) if ($(i + 1) == "samples") n = $i} END {print n + 0}' \
