@@ -403,6 +403,8 @@ int kallsyms_parse_mem(const char *text, size_t len, struct kallsyms **out,
 int kallsyms_read(const char *path, struct kallsyms **out, struct kallsyms_error *err)
 {
         char *data = NULL, *state = NULL;
+        const char *text = NULL; /* data, or the kept text where it lies */
+        struct kallsyms_cache_map kept = {0};
         size_t size = 0;
         *out = NULL;
         clear_error(err);
@@ -418,32 +420,32 @@ int kallsyms_read(const char *path, struct kallsyms **out, struct kallsyms_error
                         free(state);
                         return 0;
                 }
-                /* the text another etwtop (a live session's host) kept in this state, parsed
-                   where it lies: a copy into fresh pages cost more than the parse's reads */
-                struct kallsyms_cache_map text;
-                if (state && kallsyms_text_map(state, &text)) {
-                        rc = kallsyms_parse_mem(text.data, text.len, out, err);
-                        kallsyms_cache_unmap(&text);
-                        if (rc == 0)
-                                kallsyms_parsed_store(state, *out);
-                        free(state);
-                        return rc;
-                }
-                /* the process's one read while modules stay (a live session's logger reads it
-                   at its stop too) */
-                data = kallsyms_text_read(&size, NULL, NULL);
-                if (!data) {
-                        rc = -errno;
-                        set_error(err, 0, "cannot read /proc/kallsyms: %s", strerror(errno));
+                if (state && kallsyms_text_map(state, &kept)) {
+                        /* the text another etwtop (a live session's host) kept in this state,
+                           parsed where it lies: a copy into fresh pages cost more than the
+                           parse's reads */
+                        text = kept.data;
+                        size = kept.len;
+                } else {
+                        /* the process's one read while modules stay (a live session's logger
+                           reads it at its stop too) */
+                        text = data = kallsyms_text_read(&size, NULL, NULL);
+                        if (!data) {
+                                rc = -errno;
+                                set_error(err, 0, "cannot read /proc/kallsyms: %s",
+                                          strerror(errno));
+                        }
                 }
         } else {
                 rc = read_whole(path, &data, &size, err);
+                text = data;
         }
         if (rc == 0) {
-                rc = kallsyms_parse_mem(data, size, out, err);
+                rc = kallsyms_parse_mem(text, size, out, err);
                 if (rc == 0 && state)
                         kallsyms_parsed_store(state, *out);
         }
+        kallsyms_cache_unmap(&kept);
         free(data);
         free(state);
         return rc;
