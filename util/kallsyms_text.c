@@ -20,10 +20,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define MAX_BYTES ((size_t)256 << 20)
-#define CHUNK     65536
-#define MAGIC     "etwtop kallsyms cache 1\n"
-#define CACHE     "kallsyms.cache"
+#define MAX_BYTES      ((size_t)256 << 20)
+#define CHUNK          65536
+#define POPULATE_AHEAD ((size_t)256 << 10)
+#define MAGIC          "etwtop kallsyms cache 1\n"
+#define CACHE          "kallsyms.cache"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static char *kept; /* the last text read, NULL when none */
@@ -37,7 +38,7 @@ static bool is_cache_dir_set;
    set on a read error. */
 static char *read_all(int fd, size_t *len_out, void (*between)(void *), void *ctx)
 {
-        size_t cap = (size_t)1 << 20, len = 0;
+        size_t cap = (size_t)1 << 20, len = 0, populated = 0;
         char *text = xmalloc(cap);
         for (;;) {
                 if (len + CHUNK + 1 > cap) {
@@ -46,9 +47,21 @@ static char *read_all(int fd, size_t *len_out, void (*between)(void *), void *ct
                         cap *= 2;
                         text = xrealloc(text, cap);
                 }
-                /* the chunk's fresh pages faulted in at once, not one by one as the kernel
-                   copies into them (1,300 page faults for 6.18's kallsyms) */
-                mem_policy_populate(text + len, CHUNK);
+                /* the fresh pages faulted in at once, not one by one as the kernel copies into
+                   them (1,300 page faults for 6.18's kallsyms): as many as were read so far,
+                   a chunk at first (a short file costs a chunk) and POPULATE_AHEAD at most
+                   (what the text does not reach is faulted in for nothing), each time the
+                   reads come near the last of them. A read of /proc/kallsyms returns a page:
+                   a call each read (1,300 of them) walked pages already there. */
+                if (len + CHUNK > populated) {
+                        size_t ahead = len < CHUNK            ? CHUNK
+                                       : len > POPULATE_AHEAD ? POPULATE_AHEAD
+                                                              : len;
+                        if (ahead > cap - len)
+                                ahead = cap - len;
+                        mem_policy_populate(text + len, ahead);
+                        populated = len + ahead;
+                }
                 ssize_t r = read(fd, text + len, CHUNK);
                 if (r < 0 && errno == EINTR)
                         continue;

@@ -83,3 +83,14 @@ void mem_policy_populate(void *p, size_t len)
         if (from < to)
                 (void)madvise((void *)from, to - from, MADV_POPULATE_WRITE);
 }
+
+void mem_policy_release(void *p, size_t len)
+{
+        long page = sysconf(_SC_PAGESIZE);
+        if (!p || page <= 0 || len < (size_t)page)
+                return;
+        uintptr_t mask = (uintptr_t)page - 1;
+        uintptr_t from = ((uintptr_t)p + mask) & ~mask, to = ((uintptr_t)p + len) & ~mask;
+        if (from < to)
+                (void)madvise((void *)from, to - from, MADV_DONTNEED);
+}

@@ -305,6 +305,13 @@ void rundown_wait_sites(struct live_source *ls);
 void rundown_items_free(struct live_rundown *rd);
 
 /* ksyms.c */
+/* The text symbols of kallsyms text of len bytes (cut into names in place), sorted by address
+   and sized to the next one. Returns an owned array of *nr. */
+struct perf_ksym *ksyms_parse(char *text, size_t len, size_t *nr_out);
+/* Keeps the core kernel's of nr parsed symbols in ls (ls->ksyms, their names ls->ksym_names),
+   taking the parse and its text where it can (then *syms and *text are set to NULL). */
+void ksyms_keep_taken(struct live_source *ls, struct perf_ksym **syms, size_t nr, char **text,
+                      size_t text_len);
 uint32_t ksyms_wait_sites(void *ctx, const struct perf_wait_site **out);
 void ksyms_kernel_image(struct live_source *ls);
 void ksyms_rundown_kernel(struct live_source *ls, uint64_t ts);

@@ -428,6 +428,7 @@ static void on_decoded(void *ctx, const struct kevent *k)
         case KEV_KERNEL_SYMBOL:
                 e->a = k->kernel_symbol.addr;
                 e->b = k->kernel_symbol.size;
+                snprintf(e->name, sizeof(e->name), "%s", k->kernel_symbol.name);
                 break;
         case KEV_PROFILE_INTERVAL:
                 e->x = k->profile_interval.new_interval_100ns;
@@ -512,6 +513,28 @@ static void close_and_read_back(struct live_source *ls, struct etl_writer *w)
 /* The kernel image's DCStart runs from _stext to _etext as all of /proc/kallsyms says (the
    source reads only its head, and /proc/iomem, where it can), and the kernel addresses the
    stacks hit are named by KernelSymbol events. (Its rundown end repeats it at the close.) */
+/* Whether /proc/kallsyms has a text symbol called name at addr. */
+static bool kallsyms_has(uint64_t addr, const char *name)
+{
+        FILE *f = fopen("/proc/kallsyms", "re");
+        assert_non_null(f);
+        char line[512], want[32];
+        snprintf(want, sizeof(want), "%016llx ", (unsigned long long)addr);
+        bool found = false;
+        while (!found && fgets(line, sizeof(line), f)) {
+                if (strncmp(line, want, strlen(want)) != 0)
+                        continue;
+                char *tab = strchr(line, '\t'), *nl = strchr(line, '\n');
+                if (tab)
+                        *tab = 0;
+                else if (nl)
+                        *nl = 0;
+                found = strlen(line) > 19 && strcmp(line + 19, name) == 0;
+        }
+        fclose(f);
+        return found;
+}
+
 static void check_kernel_image(void)
 {
         uint64_t stext = 0, etext = 0;
@@ -544,6 +567,13 @@ static void check_kernel_image(void)
                 if (e->type == KEV_KERNEL_SYMBOL) {
                         nr_ksyms++;
                         nr_ksyms_in_text += e->a >= stext && e->a < etext;
+                        /* the first few named as kallsyms names them (the names kept from the
+                           start's read of it, moved within its text) */
+                        if (nr_ksyms <= 8 && !kallsyms_has(e->a, e->name)) {
+                                print_message("KernelSymbol %llx \"%s\": not in /proc/kallsyms\n",
+                                              (unsigned long long)e->a, e->name);
+                                fail();
+                        }
                 }
         }
         print_message("kernel image %llx+%llx, %zu kernel symbols (%zu in its text)\n",
@@ -2364,10 +2394,74 @@ static void test_start_under_load(void **state)
         etl_writer_free(w);
 }
 
+/* The kernel's symbols kept from a read of kallsyms (for the rundowns' and the close's
+   KernelSymbol events): the core kernel's text symbols alone, each with its name, whether the
+   parse's symbols lie in the text's order (kept in the text itself, moved to its front) or not
+   (a module's symbols among the kernel's: sorted, then copied). */
+static char *ksyms_text_copy(const char *t, size_t *len)
+{
+        *len = strlen(t);
+        char *text = malloc(*len + 1);
+        assert_non_null(text);
+        memcpy(text, t, *len + 1);
+        return text;
+}
+
+static void check_kept(const char *t, const uint64_t *addrs, const char *const *names, size_t n)
+{
+        struct live_source *ls = calloc(1, sizeof(*ls));
+        assert_non_null(ls);
+        size_t len, nr = 0;
+        char *text = ksyms_text_copy(t, &len);
+        struct perf_ksym *syms = ksyms_parse(text, len, &nr);
+        ksyms_keep_taken(ls, &syms, nr, &text, len);
+        assert_int_equal(ls->nr_ksyms, n);
+        for (size_t i = 0; i < n; i++) {
+                assert_int_equal(ls->ksyms[i].addr, addrs[i]);
+                assert_string_equal(ls->ksyms[i].name, names[i]);
+                assert_string_equal(ls->ksyms[i].module, "");
+        }
+        free(syms);
+        free(text);
+        free(ls->ksyms);
+        free(ls->ksym_names);
+        free(ls);
+}
+
+static void test_ksyms_kept(void **state)
+{
+        (void)state;
+        /* in order: data, padding and the module's symbols left out */
+        static const char in_order[] = "ffffffff81000000 T _stext\n"
+                                       "ffffffff81000010 t __pfx_do_one\n"
+                                       "ffffffff81000020 t do_one\n"
+                                       "ffffffff81000040 D some_data\n"
+                                       "ffffffff81000080 W weak_one\n"
+                                       "ffffffff81000100 T _etext\n"
+                                       "ffffffffc0000000 t mod_fn\t[mod]\n"
+                                       "ffffffffc0000040 T mod_other\t[mod]\n";
+        static const uint64_t a1[] = {0xffffffff81000000ull, 0xffffffff81000020ull,
+                                      0xffffffff81000080ull, 0xffffffff81000100ull};
+        static const char *const n1[] = {"_stext", "do_one", "weak_one", "_etext"};
+        check_kept(in_order, a1, n1, 4);
+        /* a module's symbol listed below the kernel's: the parse sorts, the names are copied */
+        static const char sorted[] = "ffffffff81000200 T late_fn\n"
+                                     "ffffffff81000000 T _stext\n"
+                                     "ffffffff81000100 t mod_fn\t[mod]\n"
+                                     "ffffffff81000080 T early_fn\n";
+        static const uint64_t a2[] = {0xffffffff81000000ull, 0xffffffff81000080ull,
+                                      0xffffffff81000200ull};
+        static const char *const n2[] = {"_stext", "early_fn", "late_fn"};
+        check_kept(sorted, a2, n2, 3);
+        /* fewer than two: nothing kept, the parse and its text left to the caller */
+        check_kept("ffffffff81000000 T _stext\nffffffffc0000000 t mod_fn\t[mod]\n", NULL, NULL, 0);
+}
+
 int main(void)
 {
         live_nice();
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_ksyms_kept),
                 cmocka_unit_test_setup_teardown(test_probe, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_merge_across_cpus, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_merge_order_of_rings, setup, teardown),

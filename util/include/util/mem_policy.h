@@ -45,4 +45,9 @@ int mem_policy_short_run(void);
    bench/README.md against 1 to 4 us a page at once). Nothing where the kernel cannot. */
 void mem_policy_populate(void *p, size_t len);
 
+/* Gives back the pages wholly inside [p, p + len) of a private block whose bytes there are no
+   longer read (MADV_DONTNEED: they read as zeros if touched again), the block itself kept until
+   it is freed: a block's unused tail given back without a realloc that may move it. */
+void mem_policy_release(void *p, size_t len);
+
 #endif
