@@ -65,6 +65,10 @@ static atomic_int nr_reading;  /* of them, those whose request has yet to arrive
 static atomic_int nr_streams;  /* of them, real-time consumers and bindings */
 static int idle_ms = DEFAULT_IDLE_MS, drain_ms = DEFAULT_DRAIN_MS;
 static int signal_fds[2] = {-1, -1}; /* the signal handler's self-pipe */
+/* a connection's end, or a request that leaves no session, wakes the main loop: the grace
+   period starts then, not at the next socket check (up to ORPHAN_CHECK_MS later: a host
+   lingered 11 to 15 s after its screen quit) */
+static int wake_fds[2] = {-1, -1};
 /* written once when the host ends, never read: readable from then on, it wakes every connection
    waiting in a poll */
 static int exit_fds[2] = {-1, -1};
@@ -552,6 +556,13 @@ static bool next_request_begins(int fd)
         return is_begun && !atomic_load(&is_exiting);
 }
 
+static void wake_main(void)
+{
+        if (wake_fds[1] >= 0 && write(wake_fds[1], "w", 1) < 0) {
+                /* the pipe is full: a wake is pending already */
+        }
+}
+
 static void *conn_main(void *arg)
 {
         struct conn *c = arg;
@@ -588,6 +599,9 @@ static void *conn_main(void *arg)
                                             why);
                         else
                                 serve(c, rq);
+                        /* the last session stopped (or none started): the grace starts now */
+                        if (rq && session_nr_sessions() == 0)
+                                wake_main();
                         /* a client that polls (a screen's refresh) asks again on it: no
                            connection, thread and look at its process a request */
                         is_next = rq && rc == 0 && host_proto_is_kept_after(rq->type) &&
@@ -608,12 +622,14 @@ static void *conn_main(void *arg)
         close(c->fd);
         free(c);
         atomic_fetch_sub(&nr_active, 1);
+        wake_main();
         return NULL;
 done:
         atomic_fetch_sub(&nr_reading, 1);
         close(c->fd);
         free(c);
         atomic_fetch_sub(&nr_active, 1);
+        wake_main();
         return NULL;
 }
 
@@ -775,6 +791,7 @@ int host_serve(const char *dir, int ready_fd, unsigned flags, char *why, size_t 
         if (rc == 0)
                 rc = lstat(sa.sun_path, &sock_st);
         if (rc < 0 || pipe2(signal_fds, O_CLOEXEC | O_NONBLOCK) < 0 ||
+            (wake_fds[0] < 0 && pipe2(wake_fds, O_CLOEXEC | O_NONBLOCK) < 0) ||
             (exit_fds[0] < 0 && pipe2(exit_fds, O_CLOEXEC | O_NONBLOCK) < 0)) {
                 int e = errno;
                 host_say(why, why_size, "%s: %s", sa.sun_path, strerror(e));
@@ -806,7 +823,10 @@ int host_serve(const char *dir, int ready_fd, unsigned flags, char *why, size_t 
                 close(watch_fd);
                 watch_fd = -1;
         }
-        int check_ms = watch_fd >= 0 ? ORPHAN_CHECK_MS : ORPHAN_CHECK_BARE_MS;
+        /* ETWTOP_HOST_CHECK_MS: the tests', which make it long to show that nothing waits
+           for it but an orphaned host */
+        int check_ms = watch_fd >= 0 ? env_ms("ETWTOP_HOST_CHECK_MS", ORPHAN_CHECK_MS)
+                                     : ORPHAN_CHECK_BARE_MS;
         int64_t idle_since = 0, next_check = now_ms() + check_ms;
         const char *ended_why = NULL;
         while (!ended_why) {
@@ -814,16 +834,17 @@ int host_serve(const char *dir, int ready_fd, unsigned flags, char *why, size_t 
                    served or times out (idle_ms), rather than being turned away */
                 bool is_full = atomic_load(&nr_reading) >= MAX_READING ||
                                atomic_load(&nr_active) >= MAX_CONNECTIONS;
-                struct pollfd pfd[3] = {{.fd = is_full ? -1 : listen_fd, .events = POLLIN},
+                struct pollfd pfd[4] = {{.fd = is_full ? -1 : listen_fd, .events = POLLIN},
                                         {.fd = signal_fds[0], .events = POLLIN},
-                                        {.fd = watch_fd, .events = POLLIN}};
+                                        {.fd = watch_fd, .events = POLLIN},
+                                        {.fd = wake_fds[0], .events = POLLIN}};
                 /* with sessions, nothing here needs a tick before the next socket check
                    (clients, signals and the directory's changes wake the poll) */
                 int64_t left = next_check - now_ms();
                 int wait = is_full ? 10 : TICK_MS;
                 if (!is_full && session_nr_sessions() > 0 && left > TICK_MS)
                         wait = left > check_ms ? check_ms : (int)left;
-                int k = poll(pfd, 3, wait);
+                int k = poll(pfd, 4, wait);
                 if (k < 0 && errno != EINTR)
                         break;
                 if (k > 0 && pfd[1].revents) {
@@ -834,6 +855,12 @@ int host_serve(const char *dir, int ready_fd, unsigned flags, char *why, size_t 
                         int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
                         if (fd >= 0)
                                 conn_accept(fd);
+                }
+                if (k > 0 && pfd[3].revents) {
+                        /* a connection ended: the idle check below looks for itself */
+                        char w[64];
+                        while (read(wake_fds[0], w, sizeof(w)) > 0)
+                                ;
                 }
                 if (k > 0 && pfd[2].revents) {
                         /* what changed is not read: the check below looks for itself */

@@ -2687,6 +2687,9 @@ static int group_setup(void **state)
         setenv("ETWTOP_HOST_GRACE_MS", "300", 1);
         setenv("ETWTOP_HOST_IDLE_MS", "1500", 1);
         setenv("ETWTOP_HOST_DRAIN_MS", "1500", 1);
+        /* the host's look at its socket once in 10 minutes: a host that ends in a test's wait
+           for it (a minute at most) ended at its grace, woken when its last session stopped */
+        setenv("ETWTOP_HOST_CHECK_MS", "600000", 1);
         unsetenv("ETWTOP_NO_HOST");
         return 0;
 }
