@@ -133,11 +133,20 @@ read -r t_bench m_bench < <(median_of_runs "$bench_replay" "$etl" 1)
 read -r t_bench1 m_bench1 < <(ETWTOP_READER_THREADS=0 median_of_runs "$bench_replay" "$etl" 1)
 read -r t_perf m_perf < <(median_of_runs perf script -i "$perf_data" -F tid,cpu,time,event,ip)
 read -r t_dump m_dump < <(median_of_runs "$etwtop" --dump "$etl")
+# The floor: a program that does nothing (/bin/true, started and reaped as the others are). Its
+# wall time bounds what any program can reach here: the process's start and end count in every
+# row above (7 to 9 ms on the 2-CPU VM of bench/README.md, where 40x of perf script is 7 ms).
+read -r t_true m_true < <(median_of_runs /bin/true)
+# The reader's throughput in one process, its start and end left out: 20 passes over the file
+# (bench_replay's own clock), against perf script's whole run (which includes its start).
+pass_line=$("$bench_replay" "$etl" 20 2>/dev/null) || die "bench_replay failed on $etl"
+t_pass=$(echo "$pass_line" | tr ' ' '\n' | awk -F= '$1 == "seconds" { print $2 / 20 }')
 
 awk -v etl="$etl" -v perf_data="$perf_data" -v etl_bytes="$etl_bytes" -v perf_bytes="$perf_bytes" \
         -v etl_events="$etl_events" -v perf_events="$perf_events" \
         -v t_bench="$t_bench" -v t_bench1="$t_bench1" -v t_perf="$t_perf" -v t_dump="$t_dump" -v ncpu="$ncpu" -v runs="$runs" \
-        -v m_bench="$m_bench" -v m_bench1="$m_bench1" -v m_perf="$m_perf" -v m_dump="$m_dump" '
+        -v m_bench="$m_bench" -v m_bench1="$m_bench1" -v m_perf="$m_perf" -v m_dump="$m_dump" \
+        -v t_true="$t_true" -v t_pass="$t_pass" '
 function row(tool, events, secs, bytes, mean) {
         printf "%-44s %8d %9.4f %12.0f %8.1f %9.4f\n", tool, events, secs, events / secs,
                bytes / 1e6 / secs, mean
@@ -167,6 +176,12 @@ BEGIN {
                verdict(r_dump > 1)
         printf "%-44s %7.2fx\n", "reader+decoder / perf script, by the means",
                (etl_events / m_bench) / (perf_events / m_perf)
+        printf "%-44s %7.2fx  (a pass %.4f s, no process start or end)\n",
+               "  the same, a pass in one process", (etl_events / t_pass) / (perf_events / t_perf),
+               t_pass
+        printf "%-44s %7.2fx  (/bin/true: %.4f s, the most any program reaches here)\n",
+               "a program that does nothing / perf script", t_perf / t_true * etl_events / perf_events,
+               t_true
         printf "\nNote: perf script parses perf.data and the bench parses ETW buffers: each the\n"
         printf "native format of its tool, so events/s is compared, not the same bytes.\n"
 }'
