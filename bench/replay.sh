@@ -135,7 +135,8 @@ read -r t_perf m_perf < <(median_of_runs perf script -i "$perf_data" -F tid,cpu,
 read -r t_dump m_dump < <(median_of_runs "$etwtop" --dump "$etl")
 # The floor: a program that does nothing (/bin/true, started and reaped as the others are). Its
 # wall time bounds what any program can reach here: the process's start and end count in every
-# row above (7 to 9 ms on the 2-CPU VM of bench/README.md, where 40x of perf script is 7 ms).
+# row above (5 ms on the 2-CPU VM of bench/README.md when idle, 8 ms with a second load beside,
+# where 40x of perf script was 7 to 10 ms).
 read -r t_true m_true < <(median_of_runs /bin/true)
 # The reader's throughput in one process, its start and end left out: 20 passes over the file
 # (bench_replay's own clock), against perf script's whole run (which includes its start).
