@@ -4,6 +4,7 @@
 #include "util/mem_policy.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <limits.h>
 #include <stdint.h>
 #include <sys/mman.h>
@@ -73,24 +74,28 @@ int mem_policy_short_run(void)
 #define MADV_POPULATE_WRITE 23
 #endif
 
-void mem_policy_populate(void *p, size_t len)
+/* The pages wholly inside [p, p + len) as [*from, *to): false where there are none. */
+static bool whole_pages(const void *p, size_t len, uintptr_t *from, uintptr_t *to)
 {
         long page = sysconf(_SC_PAGESIZE);
         if (!p || page <= 0 || len < (size_t)page)
-                return;
+                return false;
         uintptr_t mask = (uintptr_t)page - 1;
-        uintptr_t from = ((uintptr_t)p + mask) & ~mask, to = ((uintptr_t)p + len) & ~mask;
-        if (from < to)
+        *from = ((uintptr_t)p + mask) & ~mask;
+        *to = ((uintptr_t)p + len) & ~mask;
+        return *from < *to;
+}
+
+void mem_policy_populate(void *p, size_t len)
+{
+        uintptr_t from, to;
+        if (whole_pages(p, len, &from, &to))
                 (void)madvise((void *)from, to - from, MADV_POPULATE_WRITE);
 }
 
 void mem_policy_release(void *p, size_t len)
 {
-        long page = sysconf(_SC_PAGESIZE);
-        if (!p || page <= 0 || len < (size_t)page)
-                return;
-        uintptr_t mask = (uintptr_t)page - 1;
-        uintptr_t from = ((uintptr_t)p + mask) & ~mask, to = ((uintptr_t)p + len) & ~mask;
-        if (from < to)
+        uintptr_t from, to;
+        if (whole_pages(p, len, &from, &to))
                 (void)madvise((void *)from, to - from, MADV_DONTNEED);
 }

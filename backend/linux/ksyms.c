@@ -128,6 +128,28 @@ struct perf_ksym *ksyms_parse(char *text, size_t len, size_t *nr_out)
         return syms;
 }
 
+/* The core kernel's of nr symbols (no [module] tag) packed: each to out[j] (j <= i: out may be
+   syms itself), its name to names + its offset there (moved, not copied: names may be the text
+   they lie in, in its order, each moved towards its front, never past its place), its module "".
+   Returns the names' bytes. */
+static size_t ksyms_pack_core(const struct perf_ksym *syms, size_t nr, struct perf_ksym *out,
+                              char *names)
+{
+        size_t o = 0, j = 0;
+        for (size_t i = 0; i < nr; i++) {
+                if (syms[i].module[0])
+                        continue;
+                struct perf_ksym s = syms[i];
+                size_t n = strlen(s.name) + 1;
+                memmove(names + o, s.name, n);
+                s.name = names + o;
+                s.module = "";
+                out[j++] = s;
+                o += n;
+        }
+        return o;
+}
+
 /* Keeps the core kernel's text symbols (no [module] tag: the kernel image, init text included)
    of nr parsed ones, their names copied to ls->ksym_names. They never change, so later rundowns
    and the close write their events from here instead of reading kallsyms again when they
@@ -148,18 +170,7 @@ static void ksyms_keep(struct live_source *ls, const struct perf_ksym *syms, siz
         /* both written whole, below */
         mem_policy_populate(kept, k * sizeof(*kept));
         mem_policy_populate(names, bytes);
-        size_t o = 0, j = 0;
-        for (size_t i = 0; i < nr; i++) {
-                if (syms[i].module[0])
-                        continue;
-                size_t n = strlen(syms[i].name) + 1;
-                memcpy(names + o, syms[i].name, n);
-                kept[j] = syms[i];
-                kept[j].name = names + o;
-                kept[j].module = "";
-                j++;
-                o += n;
-        }
+        ksyms_pack_core(syms, nr, kept, names);
         ls->ksyms = kept;
         ls->nr_ksyms = k;
         ls->ksym_names = names;
@@ -167,10 +178,10 @@ static void ksyms_keep(struct live_source *ls, const struct perf_ksym *syms, siz
 
 /* ksyms_keep where the caller is done with the parse and its text (text_len bytes): they are
    taken, *syms and *text set to NULL, and the core kernel's symbols kept in them, moved to their
-   fronts, the rest of each given back. No new memory (on a 2-CPU VM, a fresh page costs 5 to 15 us:
-   the copies were 1,400 of them, and a second pass over 100,000 names, a tenth of a cold start's
-   read of kallsyms). Where the names do not lie in text in the symbols' order (the parse sorted
-   them: modules loaded between the kernel's symbols), they are copied as ksyms_keep does. */
+   fronts, the rest of each given back. No new memory (on a 2-CPU VM, a fresh page costs 5 to 15
+   us: the copies were 1,400 of them, and a second pass over 100,000 names, a tenth of a cold
+   start's read of kallsyms). Where the names do not lie in text in the symbols' order (the parse
+   sorted them: modules loaded between the kernel's symbols), they are copied as ksyms_keep does. */
 void ksyms_keep_taken(struct live_source *ls, struct perf_ksym **syms, size_t nr, char **text,
                       size_t text_len)
 {
@@ -189,20 +200,8 @@ void ksyms_keep_taken(struct live_source *ls, struct perf_ksym **syms, size_t nr
         }
         if (k < 2)
                 return;
-        /* in text's order: each name moves to where the kept ones end, never past itself */
         char *names = *text;
-        size_t o = 0, j = 0;
-        for (size_t i = 0; i < nr; i++) {
-                if (s[i].module[0])
-                        continue;
-                size_t n = strlen(s[i].name) + 1;
-                memmove(names + o, s[i].name, n);
-                s[j] = s[i];
-                s[j].name = names + o;
-                s[j].module = "";
-                j++;
-                o += n;
-        }
+        size_t o = ksyms_pack_core(s, nr, s, names);
         /* the text past the names given back in place (a realloc may move them) */
         mem_policy_release(names + o, text_len - o);
         struct perf_ksym *fewer = realloc(s, k * sizeof(*s));

@@ -230,6 +230,37 @@ static void test_populate_whole_pages(void **state)
         munmap(m, len);
 }
 
+/* mem_policy_release: the pages wholly inside the range given back (they read as zeros), the
+   bytes of the pages only partly inside it kept. */
+static void test_release_whole_pages(void **state)
+{
+        (void)state;
+        long page = sysconf(_SC_PAGESIZE);
+        enum { NR_PAGES = 16 };
+        size_t len = (size_t)NR_PAGES * (size_t)page;
+        uint8_t *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        assert_true(m != MAP_FAILED);
+        memset(m, 0x5a, len);
+        mem_policy_release(m + 100, len - 200);
+        unsigned char vec[NR_PAGES];
+        assert_int_equal(mincore(m, len, vec), 0);
+        assert_int_equal(vec[0] & 1, 1);
+        assert_int_equal(vec[NR_PAGES - 1] & 1, 1);
+        for (int i = 1; i < NR_PAGES - 1; i++)
+                assert_int_equal(vec[i] & 1, 0);
+        for (long i = 0; i < page; i++) {
+                assert_int_equal(m[i], 0x5a);
+                assert_int_equal(m[len - (size_t)page + (size_t)i], 0x5a);
+        }
+        assert_int_equal(m[5 * page], 0);
+        /* less than a page, or nothing: nothing given back */
+        memset(m + page, 0x33, (size_t)page);
+        mem_policy_release(m + page + 1, (size_t)page - 2);
+        mem_policy_release(NULL, len);
+        assert_int_equal(m[page + 10], 0x33);
+        munmap(m, len);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -237,6 +268,7 @@ int main(void)
                 cmocka_unit_test(test_small_table_written_at_once),
                 cmocka_unit_test(test_trim_past_its_minimum),
                 cmocka_unit_test(test_populate_whole_pages),
+                cmocka_unit_test(test_release_whole_pages),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
