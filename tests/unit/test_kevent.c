@@ -1368,6 +1368,50 @@ static void test_stack_refs_bounded(void **state)
         free_decoder(d);
 }
 
+/* The pending references' ring grown while it wraps: each reference, pending across the
+   growth (the ring doubled in place, those past the old size moved), resolves to its own
+   thread. */
+static void test_stack_refs_grow_wrapped(void **state)
+{
+        (void)state;
+        struct kdecoder *d = new_decoder(true);
+        const uint64_t base = 0xffffc00000000000ull, frame = 0x7ff600001000ull;
+        struct kdecoder_stats st;
+
+        /* 1,024 (the ring's first size), the first 500 resolved: the head moves on */
+        for (uint32_t k = 1; k <= 1024; k++) {
+                feed_ref(d, false, 10 * k, 7, k, base + k, 1);
+                cap_reset();
+        }
+        for (uint32_t k = 1; k <= 500; k++) {
+                feed_def(d, 35, base + k, &frame, 1, 20000 + k);
+                cap_reset();
+        }
+        /* 1,100 more: the tail wraps, and the ring doubles twice with the head at 500 */
+        for (uint32_t k = 1025; k <= 2124; k++) {
+                feed_ref(d, false, 10 * k, 7, k, base + k, 1);
+                cap_reset();
+        }
+        kdecoder_get_stats(d, &st);
+        assert_int_equal(st.nr_stack_refs_pending, 2124 - 500);
+        for (uint32_t k = 501; k <= 2124; k++) {
+                feed_def(d, 35, base + k, &frame, 1, 30000 + k);
+                bool found = false;
+                for (size_t i = 0; i < cap.n; i++)
+                        if (cap.ev[i].type == KEV_STACK) {
+                                assert_int_equal(cap.ev[i].stack.tid, k);
+                                assert_int_equal(cap.ev[i].stack.event_timestamp, 10 * k);
+                                found = true;
+                        }
+                assert_true(found);
+                cap_reset();
+        }
+        kdecoder_get_stats(d, &st);
+        assert_int_equal(st.nr_stack_refs_pending, 0);
+        assert_int_equal(st.nr_stack_refs_resolved, 2124);
+        free_decoder(d);
+}
+
 /* ---- LBR ---- */
 
 static void test_lbr(void **state)
@@ -2627,6 +2671,7 @@ int main(void)
                 cmocka_unit_test(test_image_layouts),
                 cmocka_unit_test(test_stack_keys),
                 cmocka_unit_test(test_stack_refs_bounded),
+                cmocka_unit_test(test_stack_refs_grow_wrapped),
                 cmocka_unit_test(test_lbr),
                 cmocka_unit_test(test_truncated_payloads),
                 cmocka_unit_test(test_null_payload),
