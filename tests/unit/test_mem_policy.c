@@ -190,6 +190,15 @@ static void test_trim_past_its_minimum(void **state)
 #endif
 }
 
+/* nr_pages fresh private pages (none resident yet); *len their bytes. */
+static uint8_t *fresh_pages(size_t nr_pages, size_t *len)
+{
+        *len = nr_pages * (size_t)sysconf(_SC_PAGESIZE);
+        uint8_t *m = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        assert_true(m != MAP_FAILED);
+        return m;
+}
+
 /* mem_policy_populate faults in the pages wholly inside its range, at once, and leaves what
    they hold (and the pages it only partly covers) as they were. */
 static void test_populate_whole_pages(void **state)
@@ -197,9 +206,8 @@ static void test_populate_whole_pages(void **state)
         (void)state;
         long page = sysconf(_SC_PAGESIZE);
         enum { NR_PAGES = 64 };
-        size_t len = (size_t)NR_PAGES * (size_t)page;
-        uint8_t *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        assert_true(m != MAP_FAILED);
+        size_t len;
+        uint8_t *m = fresh_pages(NR_PAGES, &len);
         if (madvise(m + (NR_PAGES - 1) * page, (size_t)page, 23 /* MADV_POPULATE_WRITE */) != 0) {
                 munmap(m, len);
                 skip(); /* a kernel before 5.14: nothing to fault in at once */
@@ -237,9 +245,8 @@ static void test_release_whole_pages(void **state)
         (void)state;
         long page = sysconf(_SC_PAGESIZE);
         enum { NR_PAGES = 16 };
-        size_t len = (size_t)NR_PAGES * (size_t)page;
-        uint8_t *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        assert_true(m != MAP_FAILED);
+        size_t len;
+        uint8_t *m = fresh_pages(NR_PAGES, &len);
         memset(m, 0x5a, len);
         mem_policy_release(m + 100, len - 200);
         unsigned char vec[NR_PAGES];
