@@ -83,10 +83,16 @@ wait_until 120 eval "consumer_is '1 real-time' || ! kill -0 $att 2>/dev/null"
 on_fail() {
         # (whether the attached screen still ran, and what it said: once under load it was no
         # consumer by the wait's end, nothing of it kept)
-        kill -0 "$att" 2>/dev/null && echo "the attached screen runs" ||
-                echo "the attached screen is gone"
+        if kill -0 "$att" 2>/dev/null; then
+                echo "the attached screen runs"
+        else
+                wait "$att"
+                echo "the attached screen is gone, exit status $?"
+        fi
         echo "its stderr:"
         tail -5 "$tmp/attach.err"
+        echo "its last lines:"
+        tail -5 "$tmp/attach.txt"
 }
 check "--loggers: the attached screen counts as a consumer" consumer_is '1 real-time'
 unset -f on_fail
